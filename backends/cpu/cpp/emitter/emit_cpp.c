@@ -1,0 +1,417 @@
+/*
+ * emit_cpp.c: the cpu/cpp backend's emitter: a design to C++ and model_new.py.
+ *
+ * The C++ has one C-ABI entry point, akg_kernel(), whose sizes are run-time
+ * arguments, so one build serves every shape of a dynamic task. Loops are
+ * written so GCC vectorises them at -O3 -march=native (no calls in the inner
+ * loop in fast mode: exp, log, erf and tanh are branch-free polynomials here,
+ * accurate to a few ulp, with NaN propagated explicitly), and the outer loop
+ * is split across cores with OpenMP. model_new.py loads the library with
+ * ctypes and exposes ModelNew with Model's constructor and forward signature;
+ * it only allocates outputs and passes pointers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "akg/akg.h"
+#include "akg/design.h"
+
+static const char fast_math_prelude[] =
+    "static inline float akg_from_bits(int32_t i) { float f; std::memcpy(&f, &i, 4); return f; }\n"
+    "static inline int32_t akg_to_bits(float f) { int32_t i; std::memcpy(&i, &f, 4); return i; }\n"
+    "\n"
+    "// exp(x) = 2^n * exp(r), |r| <= ln2/2, degree-6 polynomial for exp(r); 2^n is applied as\n"
+    "// two factors so that the whole float range (denormals to overflow) comes out right.\n"
+    "static inline float akg_exp(float x) {\n"
+    "  float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);\n"
+    "  float n = __builtin_floorf(xc * 1.44269504088896341f + 0.5f);\n"
+    "  float r = xc - n * 0.693359375f;\n"
+    "  r = r + n * 2.12194440e-4f;\n"
+    "  float p = 1.9875691500e-4f;\n"
+    "  p = p * r + 1.3981999507e-3f;\n"
+    "  p = p * r + 8.3334519073e-3f;\n"
+    "  p = p * r + 4.1665795894e-2f;\n"
+    "  p = p * r + 1.6666665459e-1f;\n"
+    "  p = p * r + 5.0000001201e-1f;\n"
+    "  p = p * r * r + r + 1.0f;\n"
+    "  int32_t ni = (int32_t)n;\n"
+    "  int32_t n1 = ni / 2, n2 = ni - n1;\n"
+    "  float res = p * akg_from_bits((n1 + 127) << 23) * akg_from_bits((n2 + 127) << 23);\n"
+    "  return x != x ? x : res;\n"
+    "}\n"
+    "\n"
+    "// log(x) for positive normal x: x = m * 2^e with m in [sqrt(1/2), sqrt(2)).\n"
+    "static inline float akg_log(float x) {\n"
+    "  int32_t i = akg_to_bits(x);\n"
+    "  int32_t e = ((i >> 23) & 0xff) - 127;\n"
+    "  float m = akg_from_bits((i & 0x007fffff) | 0x3f800000);\n"
+    "  int big = m > 1.41421356237f;\n"
+    "  m = big ? m * 0.5f : m;\n"
+    "  float fe = (float)(big ? e + 1 : e);\n"
+    "  float f = m - 1.0f;\n"
+    "  float z = f * f;\n"
+    "  float y = 7.0376836292e-2f;\n"
+    "  y = y * f - 1.1514610310e-1f;\n"
+    "  y = y * f + 1.1676998740e-1f;\n"
+    "  y = y * f - 1.2420140846e-1f;\n"
+    "  y = y * f + 1.4249322787e-1f;\n"
+    "  y = y * f - 1.6668057665e-1f;\n"
+    "  y = y * f + 2.0000714765e-1f;\n"
+    "  y = y * f - 2.4999993993e-1f;\n"
+    "  y = y * f + 3.3333331174e-1f;\n"
+    "  y = y * f * z;\n"
+    "  y = y - 2.12194440e-4f * fe;\n"
+    "  y = y - 0.5f * z;\n"
+    "  float res = f + y + 0.693359375f * fe;\n"
+    "  return x != x ? x : res;\n"
+    "}\n"
+    "\n"
+    "static inline float akg_tanh(float x) {\n"
+    "  float a = x < 0.0f ? -x : x;\n"
+    "  float t = 1.0f - 2.0f / (akg_exp(2.0f * a) + 1.0f);\n"
+    "  t = a < 1e-4f ? a : t;\n"
+    "  return x != x ? x : (x < 0.0f ? -t : t);\n"
+    "}\n"
+    "\n"
+    "// erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7).\n"
+    "static inline float akg_erf(float x) {\n"
+    "  float a = x < 0.0f ? -x : x;\n"
+    "  float t = 1.0f / (1.0f + 0.3275911f * a);\n"
+    "  float p = 1.061405429f;\n"
+    "  p = p * t - 1.453152027f;\n"
+    "  p = p * t + 1.421413741f;\n"
+    "  p = p * t - 0.284496736f;\n"
+    "  p = p * t + 0.254829592f;\n"
+    "  float r = 1.0f - p * t * akg_exp(-a * a);\n"
+    "  return x != x ? x : (x < 0.0f ? -r : r);\n"
+    "}\n"
+    "\n"
+    "#define AKG_EXP(v) akg_exp(v)\n"
+    "#define AKG_EXPM1(v) (akg_exp(v) - 1.0f)\n"
+    "#define AKG_LOG(v) akg_log(v)\n"
+    "#define AKG_LOG1P(v) akg_log(1.0f + (v))\n"
+    "#define AKG_TANH(v) akg_tanh(v)\n"
+    "#define AKG_ERF(v) akg_erf(v)\n";
+
+static const char precise_math_prelude[] =
+    "#define AKG_EXP(v) std::exp(v)\n"
+    "#define AKG_EXPM1(v) std::expm1(v)\n"
+    "#define AKG_LOG(v) std::log(v)\n"
+    "#define AKG_LOG1P(v) std::log1p(v)\n"
+    "#define AKG_TANH(v) std::tanh(v)\n"
+    "#define AKG_ERF(v) std::erf(v)\n";
+
+/* The C++ expression of one scalar: a literal, or the k-th scalar argument. */
+static void scalar_ref(akg_buf *b, const akg_scalar *s, int arg_index)
+{
+    if (s->source == AKG_SCALAR_CONST)
+        akg_buf_appendf(b, "%.9gf", s->value);
+    else
+        akg_buf_appendf(b, "p%d", arg_index);
+}
+
+static int emit_step(akg_buf *b, const akg_pointwise_step *st, int *arg_counter, char *err,
+                     size_t errlen)
+{
+    char s[AKG_DESIGN_MAX_SCALARS][64];
+    for (int k = 0; k < st->n_scalars; k++) {
+        akg_buf tmp;
+        akg_buf_init(&tmp, 63);
+        scalar_ref(&tmp, &st->scalars[k], *arg_counter);
+        if (st->scalars[k].source == AKG_SCALAR_INIT_PARAM)
+            (*arg_counter)++;
+        snprintf(s[k], sizeof s[k], "%s", tmp.data ? tmp.data : "0");
+        akg_buf_free(&tmp);
+    }
+    const char *op = st->op;
+    const char *ind = "        ";
+    if (!strcmp(op, "relu"))
+        akg_buf_appendf(b, "%sv = v < 0.0f ? 0.0f : v;\n", ind);
+    else if (!strcmp(op, "relu6"))
+        akg_buf_appendf(b, "%sv = v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);\n", ind);
+    else if (!strcmp(op, "leaky_relu"))
+        akg_buf_appendf(b, "%sv = v < 0.0f ? v * %s : v;\n", ind, s[0]);
+    else if (!strcmp(op, "sigmoid"))
+        akg_buf_appendf(b, "%sv = 1.0f / (1.0f + AKG_EXP(-v));\n", ind);
+    else if (!strcmp(op, "tanh"))
+        akg_buf_appendf(b, "%sv = AKG_TANH(v);\n", ind);
+    else if (!strcmp(op, "gelu") && !strcmp(st->variant, "tanh"))
+        akg_buf_appendf(b,
+                        "%sv = 0.5f * v * (1.0f + AKG_TANH(0.7978845608028654f * (v + 0.044715f * v * v * v)));\n",
+                        ind);
+    else if (!strcmp(op, "gelu"))
+        akg_buf_appendf(b, "%sv = 0.5f * v * (1.0f + AKG_ERF(v * 0.7071067811865476f));\n", ind);
+    else if (!strcmp(op, "silu"))
+        akg_buf_appendf(b, "%sv = v / (1.0f + AKG_EXP(-v));\n", ind);
+    else if (!strcmp(op, "softplus"))
+        akg_buf_appendf(b,
+                        "%s{ const float bx = v * %s; v = bx > %s ? v : AKG_LOG1P(AKG_EXP(bx)) / %s; }\n",
+                        ind, s[0], s[1], s[0]);
+    else if (!strcmp(op, "elu"))
+        akg_buf_appendf(b, "%sv = v > 0.0f ? v : %s * AKG_EXPM1(v);\n", ind, s[0]);
+    else if (!strcmp(op, "selu"))
+        akg_buf_appendf(b,
+                        "%sv = 1.0507009873554805f * (v > 0.0f ? v : 1.6732632423543772f * AKG_EXPM1(v));\n",
+                        ind);
+    else if (!strcmp(op, "hardtanh"))
+        akg_buf_appendf(b, "%sv = v < %s ? %s : (v > %s ? %s : v);\n", ind, s[0], s[0], s[1], s[1]);
+    else if (!strcmp(op, "hardsigmoid"))
+        akg_buf_appendf(b, "%sv = v <= -3.0f ? 0.0f : (v >= 3.0f ? 1.0f : v / 6.0f + 0.5f);\n", ind);
+    else if (!strcmp(op, "hardswish"))
+        akg_buf_appendf(b, "%sv = v <= -3.0f ? 0.0f : (v >= 3.0f ? v : v * (v + 3.0f) / 6.0f);\n",
+                        ind);
+    else if (!strcmp(op, "softsign"))
+        akg_buf_appendf(b, "%sv = v / (1.0f + (v < 0.0f ? -v : v));\n", ind);
+    else if (!strcmp(op, "mish"))
+        akg_buf_appendf(b,
+                        "%s{ const float sp = v > 20.0f ? v : AKG_LOG1P(AKG_EXP(v)); v = v * AKG_TANH(sp); }\n",
+                        ind);
+    else if (!strcmp(op, "exp"))
+        akg_buf_appendf(b, "%sv = AKG_EXP(v);\n", ind);
+    else if (!strcmp(op, "abs"))
+        akg_buf_appendf(b, "%sv = v < 0.0f ? -v : v;\n", ind);
+    else if (!strcmp(op, "neg"))
+        akg_buf_appendf(b, "%sv = -v;\n", ind);
+    else
+        return akg_fail(err, errlen, AKG_EUNSUPPORTED, "cpp emitter: no lowering for op %s", op);
+    return AKG_OK;
+}
+
+static void emit_header(akg_buf *b, const akg_design *d)
+{
+    akg_buf_appendf(b, "// %s: generated by akg from sketch.sketch (cpu/cpp, %s maths).\n",
+                    d->op_name, d->math == AKG_MATH_FAST ? "fast" : "libm");
+    akg_buf_puts(b, "// Build: g++ -O3 -march=native -fopenmp -shared -fPIC -std=c++17\n");
+    akg_buf_puts(b, "#include <cmath>\n#include <cstdint>\n#include <cstring>\n\n");
+    akg_buf_puts(b, d->math == AKG_MATH_FAST ? fast_math_prelude : precise_math_prelude);
+    akg_buf_puts(b, "\n");
+}
+
+static int emit_pointwise(akg_buf *b, const akg_design *d, int safe, char *err, size_t errlen)
+{
+    int nargs = 0;
+    for (int i = 0; i < d->n_steps; i++)
+        for (int k = 0; k < d->steps[i].n_scalars; k++)
+            nargs += d->steps[i].scalars[k].source == AKG_SCALAR_INIT_PARAM;
+    akg_buf_puts(b, "extern \"C\" int akg_kernel(const float *__restrict x, float *__restrict y, "
+                    "int64_t n");
+    for (int k = 0; k < nargs; k++)
+        akg_buf_appendf(b, ", float p%d", k);
+    akg_buf_puts(b, ") {\n");
+    akg_buf_appendf(b, "  const int64_t block = %ld;\n", d->block);
+    akg_buf_puts(b, "  const int64_t nblocks = (n + block - 1) / block;\n");
+    if (!safe && d->parallel)
+        akg_buf_puts(b, "#pragma omp parallel for schedule(static) if (nblocks > 1)\n");
+    akg_buf_puts(b, "  for (int64_t blk = 0; blk < nblocks; ++blk) {\n");
+    akg_buf_puts(b, "    const int64_t lo = blk * block;\n");
+    akg_buf_puts(b, "    const int64_t hi = lo + block < n ? lo + block : n;\n");
+    if (!safe && d->vectorize)
+        akg_buf_puts(b, "#pragma omp simd\n");
+    akg_buf_puts(b, "    for (int64_t i = lo; i < hi; ++i) {\n");
+    akg_buf_puts(b, "        float v = x[i];\n");
+    int counter = 0;
+    for (int i = 0; i < d->n_steps; i++) {
+        int rc = emit_step(b, &d->steps[i], &counter, err, errlen);
+        if (rc)
+            return rc;
+    }
+    akg_buf_puts(b, "        y[i] = v;\n    }\n  }\n  return 0;\n}\n");
+    return AKG_OK;
+}
+
+static void emit_softmax(akg_buf *b, const akg_design *d, int safe)
+{
+    const char *simd = safe ? "" : "#pragma omp simd";
+    const char *par = safe ? "" : "#pragma omp parallel for schedule(static)";
+    akg_buf_puts(b, "// x and y viewed as [O, D, I]; the softmax runs along D.\n");
+    akg_buf_puts(b, "extern \"C\" int akg_kernel(const float *__restrict x, float *__restrict y, "
+                    "int64_t O, int64_t D, int64_t I) {\n");
+    akg_buf_puts(b, "  if (I == 1) {\n");
+    akg_buf_appendf(b, "%s\n", par);
+    akg_buf_puts(b, "    for (int64_t o = 0; o < O; ++o) {\n");
+    akg_buf_puts(b, "      const float *xr = x + o * D;\n      float *yr = y + o * D;\n");
+    akg_buf_puts(b, "      float m = -INFINITY;\n");
+    akg_buf_appendf(b, "%s\n", safe ? "" : "#pragma omp simd reduction(max : m)");
+    akg_buf_puts(b, "      for (int64_t d = 0; d < D; ++d) m = xr[d] > m ? xr[d] : m;\n");
+    akg_buf_puts(b, "      float s = 0.0f;\n");
+    akg_buf_appendf(b, "%s\n", safe ? "" : "#pragma omp simd reduction(+ : s)");
+    if (d->log_softmax) {
+        akg_buf_puts(b, "      for (int64_t d = 0; d < D; ++d) s += AKG_EXP(xr[d] - m);\n");
+        akg_buf_puts(b, "      const float ls = m + AKG_LOG(s);\n");
+        akg_buf_appendf(b, "%s\n", simd);
+        akg_buf_puts(b, "      for (int64_t d = 0; d < D; ++d) yr[d] = xr[d] - ls;\n");
+    } else {
+        akg_buf_puts(b, "      for (int64_t d = 0; d < D; ++d) { const float e = AKG_EXP(xr[d] - m); "
+                        "yr[d] = e; s += e; }\n");
+        akg_buf_puts(b, "      const float inv = 1.0f / s;\n");
+        akg_buf_appendf(b, "%s\n", simd);
+        akg_buf_puts(b, "      for (int64_t d = 0; d < D; ++d) yr[d] *= inv;\n");
+    }
+    akg_buf_puts(b, "    }\n    return 0;\n  }\n");
+    /* I > 1: columns of a [D, I] slab, CH at a time, vectorised along I. */
+    akg_buf_appendf(b, "  const int64_t CH = %ld * 16;\n", d->rows > 0 ? d->rows : 1);
+    akg_buf_puts(b, "  const int64_t chunks = (I + CH - 1) / CH;\n");
+    akg_buf_appendf(b, "%s\n", safe ? "" : "#pragma omp parallel for collapse(2) schedule(static)");
+    akg_buf_puts(b, "  for (int64_t o = 0; o < O; ++o) {\n");
+    akg_buf_puts(b, "    for (int64_t c = 0; c < chunks; ++c) {\n");
+    akg_buf_puts(b, "      const int64_t i0 = c * CH, i1 = i0 + CH < I ? i0 + CH : I, w = i1 - i0;\n");
+    akg_buf_puts(b, "      const float *xs = x + o * D * I + i0;\n      float *ys = y + o * D * I + i0;\n");
+    akg_buf_puts(b, "      float m[256], s[256];\n");
+    akg_buf_puts(b, "      for (int64_t i = 0; i < w; ++i) { m[i] = -INFINITY; s[i] = 0.0f; }\n");
+    akg_buf_puts(b, "      for (int64_t d = 0; d < D; ++d) {\n");
+    akg_buf_appendf(b, "%s\n", simd);
+    akg_buf_puts(b, "        for (int64_t i = 0; i < w; ++i) m[i] = xs[d * I + i] > m[i] ? xs[d * I + i] : m[i];\n      }\n");
+    akg_buf_puts(b, "      for (int64_t d = 0; d < D; ++d) {\n");
+    akg_buf_appendf(b, "%s\n", simd);
+    if (d->log_softmax)
+        akg_buf_puts(b, "        for (int64_t i = 0; i < w; ++i) s[i] += AKG_EXP(xs[d * I + i] - m[i]);\n      }\n"
+                        "      for (int64_t i = 0; i < w; ++i) m[i] = m[i] + AKG_LOG(s[i]);\n"
+                        "      for (int64_t d = 0; d < D; ++d) {\n");
+    else
+        akg_buf_puts(b, "        for (int64_t i = 0; i < w; ++i) { const float e = AKG_EXP(xs[d * I + i] - m[i]); "
+                        "ys[d * I + i] = e; s[i] += e; }\n      }\n"
+                        "      for (int64_t i = 0; i < w; ++i) s[i] = 1.0f / s[i];\n"
+                        "      for (int64_t d = 0; d < D; ++d) {\n");
+    akg_buf_appendf(b, "%s\n", simd);
+    if (d->log_softmax)
+        akg_buf_puts(b, "        for (int64_t i = 0; i < w; ++i) ys[d * I + i] = xs[d * I + i] - m[i];\n");
+    else
+        akg_buf_puts(b, "        for (int64_t i = 0; i < w; ++i) ys[d * I + i] *= s[i];\n");
+    akg_buf_puts(b, "      }\n    }\n  }\n  return 0;\n}\n");
+}
+
+/* Python source of ModelNew's __init__ parameters, copied from Model. */
+static void emit_init_signature(akg_buf *b, const akg_reference *ref)
+{
+    for (size_t i = 0; i < ref->n_init_params; i++) {
+        const akg_ref_param *p = &ref->init_params[i];
+        akg_buf_appendf(b, ", %s", p->name);
+        if (p->default_text)
+            akg_buf_appendf(b, "=%s", p->default_text);
+    }
+}
+
+static void emit_forward_signature(akg_buf *b, const akg_reference *ref)
+{
+    for (size_t i = 0; i < ref->n_forward_params; i++)
+        akg_buf_appendf(b, ", %s", ref->forward_params[i].name);
+}
+
+/* The forward parameter the design reads: the first one (the Designer only
+ * builds designs over one input, and checks it is forward's). */
+static const char *input_name(const akg_reference *ref)
+{
+    return ref->n_forward_params > 0 ? ref->forward_params[0].name : "x";
+}
+
+static int emit_model_new(akg_buf *b, const akg_design *d, const akg_reference *ref,
+                          const char *libname)
+{
+    akg_buf_appendf(b, "\"\"\"ModelNew for %s: a drop-in replacement for Model, generated by akg\n"
+                       "(cpu/cpp). The computation runs in %s, built from kernel.cpp; this file\n"
+                       "only checks inputs, allocates the output and passes pointers.\"\"\"\n",
+                    d->op_name, libname);
+    akg_buf_puts(b, "import ctypes\nimport os\n\nimport torch\nimport torch.nn as nn\n\n");
+    akg_buf_appendf(b, "_LIB = ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
+                       "\"%s\"))\n",
+                    libname);
+    akg_buf_puts(b, "_KERNEL = _LIB.akg_kernel\n_KERNEL.restype = ctypes.c_int\n");
+    /* argtypes */
+    akg_buf_puts(b, "_KERNEL.argtypes = [ctypes.c_void_p, ctypes.c_void_p");
+    int nargs = 0;
+    if (d->kind == AKG_DESIGN_SOFTMAX) {
+        akg_buf_puts(b, ", ctypes.c_int64, ctypes.c_int64, ctypes.c_int64");
+    } else {
+        akg_buf_puts(b, ", ctypes.c_int64");
+        for (int i = 0; i < d->n_steps; i++)
+            for (int k = 0; k < d->steps[i].n_scalars; k++)
+                if (d->steps[i].scalars[k].source == AKG_SCALAR_INIT_PARAM) {
+                    akg_buf_puts(b, ", ctypes.c_float");
+                    nargs++;
+                }
+    }
+    akg_buf_puts(b, "]\n\n\nclass ModelNew(nn.Module):\n");
+    akg_buf_puts(b, "    def __init__(self");
+    emit_init_signature(b, ref);
+    akg_buf_puts(b, "):\n        super().__init__()\n");
+    for (size_t i = 0; i < ref->n_init_params; i++) {
+        const char *n = ref->init_params[i].name;
+        if (n[0] == '*')
+            continue;
+        akg_buf_appendf(b, "        self._akg_%s = %s\n", n, n);
+    }
+    akg_buf_puts(b, "\n    def forward(self");
+    emit_forward_signature(b, ref);
+    akg_buf_puts(b, "):\n");
+    const char *in = input_name(ref);
+    akg_buf_appendf(b, "        x = %s\n", in);
+    akg_buf_puts(b, "        if x.dtype != torch.float32 or x.device.type != \"cpu\":\n"
+                    "            raise TypeError(\"this kernel takes float32 CPU tensors, got %s on %s\" "
+                    "% (x.dtype, x.device))\n");
+    akg_buf_puts(b, "        x = x.contiguous()\n        y = torch.empty_like(x)\n");
+    if (d->kind == AKG_DESIGN_SOFTMAX) {
+        if (d->dim.source == AKG_SCALAR_INIT_PARAM)
+            akg_buf_appendf(b, "        dim = int(self._akg_%s)\n", d->dim.init_name);
+        else
+            akg_buf_appendf(b, "        dim = %d\n", (int)d->dim.value);
+        akg_buf_puts(b, "        sizes = list(x.size())\n"
+                        "        if not sizes:\n            sizes = [1]\n"
+                        "        dim = dim % len(sizes)\n"
+                        "        outer = 1\n        for s in sizes[:dim]:\n            outer *= s\n"
+                        "        inner = 1\n        for s in sizes[dim + 1:]:\n            inner *= s\n");
+        akg_buf_puts(b, "        if y.numel() > 0:\n"
+                        "            rc = _KERNEL(x.data_ptr(), y.data_ptr(), outer, sizes[dim], inner)\n");
+    } else {
+        akg_buf_puts(b, "        if y.numel() > 0:\n"
+                        "            rc = _KERNEL(x.data_ptr(), y.data_ptr(), x.numel()");
+        for (int i = 0; i < d->n_steps; i++)
+            for (int k = 0; k < d->steps[i].n_scalars; k++)
+                if (d->steps[i].scalars[k].source == AKG_SCALAR_INIT_PARAM)
+                    akg_buf_appendf(b, ", float(self._akg_%s)", d->steps[i].scalars[k].init_name);
+        akg_buf_puts(b, ")\n");
+    }
+    akg_buf_puts(b, "            if rc != 0:\n"
+                    "                raise RuntimeError(\"akg_kernel failed with status %d\" % rc)\n"
+                    "        return y\n");
+    (void)nargs;
+    return AKG_OK;
+}
+
+void akg_kernel_files_free(akg_kernel_files *k)
+{
+    free(k->kernel_source);
+    free(k->kernel_filename);
+    free(k->library_filename);
+    free(k->model_new_source);
+    memset(k, 0, sizeof *k);
+}
+
+int akg_cpp_emit(const akg_design *d, const akg_reference *ref, int safe_mode,
+                 akg_kernel_files *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    akg_buf src;
+    akg_buf_init(&src, 4 << 20);
+    emit_header(&src, d);
+    int rc = AKG_OK;
+    if (d->kind == AKG_DESIGN_POINTWISE)
+        rc = emit_pointwise(&src, d, safe_mode, err, errlen);
+    else
+        emit_softmax(&src, d, safe_mode);
+    if (rc) {
+        akg_buf_free(&src);
+        return rc;
+    }
+    char hash[65], lib[64];
+    akg_sha256_hex(src.data, src.len, hash);
+    snprintf(lib, sizeof lib, "kernel_%.12s.so", hash);
+    akg_buf py;
+    akg_buf_init(&py, 1 << 20);
+    emit_model_new(&py, d, ref, lib);
+    out->kernel_source = akg_buf_steal(&src);
+    out->kernel_filename = akg_strdup("kernel.cpp");
+    out->library_filename = akg_strdup(lib);
+    out->model_new_source = akg_buf_steal(&py);
+    return AKG_OK;
+}

@@ -1,0 +1,65 @@
+"""The probe request: what a reference takes and gives (README.md, "probe")."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List, Tuple
+
+import torch
+import torch.nn as nn
+
+from .env import WorkerEnv
+from .inputs import clone_args, describe, draw_cases, dtype_name
+from .loading import Registry
+from .models import build_reference, run_reference
+from .verify import int_field
+
+# After the first forward, this many more are timed for ref_ms when the first took under PROBE_FAST_MS.
+PROBE_TIMED_RUNS = 3
+PROBE_FAST_MS = 200.0
+
+
+def _named_tensors(items: Any) -> List[Dict[str, Any]]:
+    return [{"name": name, "shape": list(t.shape), "dtype": dtype_name(t.dtype)} for name, t in items]
+
+
+def _sync(env: WorkerEnv) -> None:
+    if env.is_cuda:
+        torch.cuda.synchronize(env.device)
+
+
+def _timed_forward(ref: Any, model: nn.Module, args: List[Any], env: WorkerEnv) -> Tuple[float, List[Any]]:
+    """(milliseconds, flat outputs) of one forward on a fresh copy of ``args``."""
+    copied = clone_args(args, env.device)
+    _sync(env)
+    start = time.perf_counter_ns()
+    outputs = run_reference(ref, model, copied, env)
+    return (time.perf_counter_ns() - start) / 1e6, outputs
+
+
+def run_probe(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict[str, Any]:
+    ref = registry.load_reference(req.get("reference"))
+    seed = int_field(req, "seed", 0, 0, 2**62)
+    model, init = build_reference(ref, seed, env.device)
+    cases = draw_cases(ref, seed)
+    main_args = cases[0].args
+    first_ms, outputs = _timed_forward(ref, model, main_args, env)
+    if first_ms < PROBE_FAST_MS:
+        times = sorted(_timed_forward(ref, model, main_args, env)[0] for _ in range(PROBE_TIMED_RUNS))
+        ref_ms = times[len(times) // 2]
+    else:
+        ref_ms = first_ms
+    dyn_cases = []
+    for case in cases[1:]:
+        case_out = run_reference(ref, model, clone_args(case.args, env.device), env)
+        dyn_cases.append({"inputs": [describe(a) for a in case.args], "outputs": [describe(o) for o in case_out]})
+    return {
+        "ok": True,
+        "init_inputs": [describe(a) for a in init],
+        "inputs": [describe(a) for a in main_args],
+        "params": _named_tensors(model.named_parameters()),
+        "buffers": _named_tensors(model.named_buffers()),
+        "outputs": [describe(o) for o in outputs],
+        "dyn_cases": dyn_cases,
+        "ref_ms": ref_ms,
+    }

@@ -1,0 +1,111 @@
+"""The profile request: one timing protocol for every DSL (README.md, "profile").
+
+Reference and kernel run in this worker, interleaved call by call, on ROTATING_SETS different input
+sets so that neither side finds its inputs warm in cache from its own previous call. On CPU each
+call is timed with perf_counter_ns; on CUDA with a pair of device events after writing
+L2_FLUSH_BYTES to a scratch buffer. The kernel is not run under the verifier's guard here: profile
+assumes a kernel that passed verify, and the guard's Python hooks would bias small kernels.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+import torch
+
+from .env import WorkerEnv
+from .inputs import SEED_STRIDE, clone_args, draw_cases
+from .loading import Registry, call_user
+from .models import build_pair
+from .verify import int_field
+
+ROTATING_SETS = 4
+L2_FLUSH_BYTES = 256 << 20
+MAX_RUNS = 100_000
+
+
+def percentile(sorted_values: List[float], q: float) -> float:
+    """Linear interpolation between closest ranks; ``q`` in [0, 1]."""
+    if not sorted_values:
+        return 0.0
+    pos = q * (len(sorted_values) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+class Timer:
+    """Times one call in milliseconds on the worker's device."""
+
+    def __init__(self, env: WorkerEnv) -> None:
+        self.env = env
+        self._flush: Optional[torch.Tensor] = None
+        if env.is_cuda:
+            self._flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=env.device)
+
+    def time_ms(self, call: Callable[[], Any]) -> float:
+        if self._flush is None:
+            start = time.perf_counter_ns()
+            call()
+            return (time.perf_counter_ns() - start) / 1e6
+        self._flush.zero_()
+        begin = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        begin.record()
+        call()
+        end.record()
+        torch.cuda.synchronize(self.env.device)
+        return float(begin.elapsed_time(end))
+
+
+def _summary(prefix: str, times: List[float]) -> Dict[str, float]:
+    ordered = sorted(times)
+    return {
+        f"{prefix}_ms": percentile(ordered, 0.5),
+        f"{prefix}_ms_p10": percentile(ordered, 0.1),
+        f"{prefix}_ms_p90": percentile(ordered, 0.9),
+    }
+
+
+def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict[str, Any]:
+    ref = registry.load_reference(req.get("reference"))
+    kernel = registry.load_kernel(req.get("kernel"))
+    warmup = int_field(req, "warmup", 5, 0, MAX_RUNS)
+    runs = int_field(req, "runs", 50, 1, MAX_RUNS)
+    seed = int_field(req, "seed", 0, 0, 2**62)
+    pair = build_pair(ref, kernel, seed, env)
+    ref_sets: List[List[Any]] = []
+    kernel_sets: List[List[Any]] = []
+    for r in range(ROTATING_SETS):
+        args = draw_cases(ref, seed + SEED_STRIDE * r, include_dyn=False)[0].args
+        ref_sets.append(clone_args(args, env.device))
+        kernel_sets.append(clone_args(args, env.device))
+
+    def ref_call(i: int) -> Callable[[], Any]:
+        return lambda: call_user("Model.forward", "reference", ref.path, pair.ref_model, *ref_sets[i % ROTATING_SETS])
+
+    def kernel_call(i: int) -> Callable[[], Any]:
+        return lambda: call_user("ModelNew.forward", "kernel", kernel.path, pair.kernel_model,
+                                 *kernel_sets[i % ROTATING_SETS])
+
+    timer = Timer(env)
+    for i in range(warmup):
+        timer.time_ms(ref_call(i))
+        timer.time_ms(kernel_call(i))
+    ref_times: List[float] = []
+    kernel_times: List[float] = []
+    for i in range(runs):
+        ref_times.append(timer.time_ms(ref_call(i)))
+        kernel_times.append(timer.time_ms(kernel_call(i)))
+    answer: Dict[str, Any] = {"ok": True}
+    answer.update(_summary("ref", ref_times))
+    answer.update(_summary("kernel", kernel_times))
+    answer["speedup"] = answer["ref_ms"] / answer["kernel_ms"] if answer["kernel_ms"] > 0 else None
+    answer["runs"] = runs
+    answer["warmup"] = warmup
+    answer["rotating_sets"] = ROTATING_SETS
+    if ref.get_inputs_dyn_list is not None:
+        answer["case"] = "get_inputs"
+    answer["env"] = env.summary()
+    return answer

@@ -1,0 +1,103 @@
+"""akg harness worker: one JSON request per line on stdin, one JSON answer per line on stdout.
+
+Usage: python -u worker.py [--device cpu|cuda:N]
+
+stdout carries answers only. At start the worker keeps a private copy of the stdout descriptor for
+answers and points descriptor 1 (and sys.stdout) at stderr, so prints from references, kernels and
+native code all land in the engine's log. See README.md for the protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import traceback
+from typing import Any, Callable, Dict, IO, Optional
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def _take_stdout() -> IO[str]:
+    answer_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(answer_fd, "w", encoding="utf-8", buffering=1)
+
+
+def main(argv: Optional[list] = None) -> int:
+    parser = argparse.ArgumentParser(description="akg verifier harness worker")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda:N")
+    args = parser.parse_args(argv)
+
+    answers_stream = _take_stdout()
+
+    import torch  # noqa: F401 - imported once for the worker's lifetime
+
+    from akg_harness import env as worker_env
+    from akg_harness.loading import Registry
+    from akg_harness.probe import run_probe
+    from akg_harness.profile import run_profile
+    from akg_harness.protocol import (RUNTIME_ERROR, AnswerWriter, HarnessError, error_answer,
+                                      parse_request, request_id)
+    from akg_harness.verify import VerifyFailure, run_verify
+
+    writer = AnswerWriter(answers_stream)
+    try:
+        env = worker_env.setup(args.device)
+    except Exception as exc:  # noqa: BLE001 - report why the worker cannot serve, then stop
+        writer.send({"event": "fatal", "detail": f"{type(exc).__name__}: {exc}"})
+        return 2
+    writer.send(worker_env.ready_event(env))
+
+    registry = Registry()
+    handlers: Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]] = {
+        "ping": lambda req: {"ok": True},
+        "probe": lambda req: run_probe(req, registry, env),
+        "verify": lambda req: run_verify(req, registry, env),
+        "profile": lambda req: run_profile(req, registry, env),
+    }
+
+    stdin = sys.stdin.buffer
+    while True:
+        line = stdin.readline()
+        if not line:
+            return 0
+        if not line.strip():
+            continue
+        rid: Optional[int] = None
+        op: Any = None
+        try:
+            req = parse_request(line)
+            rid = request_id(req)
+            if rid is None:
+                raise HarnessError(RUNTIME_ERROR, "request has no integer \"id\"")
+            op = req.get("op")
+            if op == "shutdown":
+                writer.send({"id": rid, "ok": True})
+                return 0
+            handler = handlers.get(op) if isinstance(op, str) else None
+            if handler is None:
+                raise HarnessError(RUNTIME_ERROR, f"unknown op {op!r}")
+            with torch.no_grad():
+                answer = handler(req)
+            writer.send({"id": rid, **answer})
+        except VerifyFailure as failure:
+            writer.send(error_answer(rid, failure.error, failure.extra()))
+        except HarnessError as err:
+            writer.send(error_answer(rid, err))
+        except KeyboardInterrupt:
+            return 130
+        except BaseException as exc:  # noqa: BLE001 - a request must never end the worker
+            detail = f"internal error: {type(exc).__name__}: {exc}"
+            print(traceback.format_exc(), file=sys.stderr)
+            writer.send(error_answer(rid, HarnessError(RUNTIME_ERROR, detail)))
+        finally:
+            sys.stdout = sys.stderr  # user code may have replaced it
+            if op in handlers and op != "ping":
+                gc.collect()  # free the request's tensors and models before the next one
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+import torch
+import torch.nn as nn
+
+BATCH = 2048
+DIM = 2048
+
+
+class Model(nn.Module):
+    """Elementwise hyperbolic tangent."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(x)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, DIM) * torch.exp(torch.randn(BATCH, DIM))]
+
+
+def get_init_inputs():
+    return []

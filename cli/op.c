@@ -1,0 +1,279 @@
+/*
+ * op.c: `akg_cli op`, one workflow on one reference, with progress on stderr
+ * and a summary on stdout. Ctrl-C cancels the job (children are killed) and
+ * exits 130 once the engine has closed.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "akg/akg.h"
+#include "akg/engine.h"
+#include "cli.h"
+
+typedef struct {
+    uv_loop_t *loop;
+    akg_engine *engine;
+    akg_job *job;
+    uv_signal_t sigint, sigterm;
+    int exit_code;
+    int quiet;
+    int json;
+} op_ctx;
+
+static void op_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: akg_cli op --framework torch --backend cpu --arch x86_64 --dsl cpp [options] "
+            "REFERENCE.py\n"
+            "\n"
+            "Turns a PyTorch reference in KernelBench form (class Model, get_inputs,\n"
+            "get_init_inputs, optionally get_inputs_dyn_list) into a kernel, verifies it on\n"
+            "fresh random inputs and profiles it against PyTorch.\n"
+            "\n"
+            "options:\n"
+            "  --framework NAME       torch (default)\n"
+            "  --backend NAME         cpu (default); cuda and ascend are not in this build\n"
+            "  --arch NAME            x86_64 (default)\n"
+            "  --dsl NAME             cpp (default)\n"
+            "  --workflow NAME        default | coder_only | kernelgen_only | verifier_only |\n"
+            "                         design_only (default: the DSL config's default_workflow)\n"
+            "  --kernel FILE          verifier_only: the model_new.py to verify and profile\n"
+            "  --provider NAME        builtin (default, offline) | openai\n"
+            "  --devices N            harness workers, one per device (default 1)\n"
+            "  --threads N            CPU threads for kernel and baseline (default: all cores)\n"
+            "  --verify-timeout S     seconds each harness request and build may take\n"
+            "  --max-step N           attempts of the Conductor loop (default from config)\n"
+            "  --trials N             verification trials (default 5)\n"
+            "  --seed N               base seed (default: drawn and recorded)\n"
+            "  --output DIR           run folder (default akg_output/<op>_<dsl>_<time>_<id>)\n"
+            "  --python PATH          harness interpreter (default $AKG_PYTHON or /usr/bin/python3)\n"
+            "  --store FILE           SQLite store (default $AKG_STORE or ~/.akg/akg.db)\n"
+            "  --json                 print report.json on stdout instead of the summary\n"
+            "  --quiet                no progress on stderr\n"
+            "\n"
+            "exit status: 0 a kernel passed (or was written, for kernelgen_only/design_only),\n"
+            "1 no kernel passed, 2 usage error.\n");
+}
+
+static const char *num_str(const cJSON *o, const char *key, char *buf, size_t n, const char *fmt)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, key);
+    if (!cJSON_IsNumber(v))
+        return "-";
+    snprintf(buf, n, fmt, v->valuedouble);
+    return buf;
+}
+
+static void print_summary(op_ctx *c, const akg_event *ev)
+{
+    const cJSON *r = ev->data;
+    if (c->json) {
+        char *t = cJSON_Print(r);
+        if (t) {
+            printf("%s\n", t);
+            free(t);
+        }
+        return;
+    }
+    const cJSON *paths = cJSON_GetObjectItem(r, "paths");
+    const cJSON *corr = cJSON_GetObjectItem(r, "correctness");
+    const cJSON *perf = cJSON_GetObjectItem(r, "perf");
+    const cJSON *err = cJSON_GetObjectItem(r, "error");
+    printf("status:   %s\n", akg_job_status_name(ev->status));
+    printf("op:       %s (%s/%s, %s workflow, %s provider)\n",
+           cJSON_GetStringValue(cJSON_GetObjectItem(r, "op")),
+           cJSON_GetStringValue(cJSON_GetObjectItem(r, "backend")),
+           cJSON_GetStringValue(cJSON_GetObjectItem(r, "dsl")),
+           cJSON_GetStringValue(cJSON_GetObjectItem(r, "workflow")),
+           cJSON_GetStringValue(cJSON_GetObjectItem(r, "provider")));
+    static const char *keys[] = {"sketch", "kernel", "model_new", "report"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(paths, keys[i]));
+        if (p)
+            printf("%-9s %s\n", keys[i], p);
+    }
+    char b1[64], b2[64], b3[64];
+    if (corr)
+        printf("verified: %s trials, max abs err %s, max rel err %s\n",
+               num_str(corr, "trials", b1, sizeof b1, "%.0f"),
+               num_str(corr, "max_abs_err", b2, sizeof b2, "%.3g"),
+               num_str(corr, "max_rel_err", b3, sizeof b3, "%.3g"));
+    if (perf)
+        printf("speedup:  %sx (reference %s ms, kernel %s ms)\n",
+               num_str(perf, "speedup", b1, sizeof b1, "%.2f"),
+               num_str(perf, "ref_ms", b2, sizeof b2, "%.4f"),
+               num_str(perf, "kernel_ms", b3, sizeof b3, "%.4f"));
+    if (err)
+        printf("error:    %s: %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(err, "class")),
+               cJSON_GetStringValue(cJSON_GetObjectItem(err, "detail")));
+}
+
+static void on_engine_closed(void *user)
+{
+    op_ctx *c = user;
+    uv_close((uv_handle_t *)&c->sigint, NULL);
+    uv_close((uv_handle_t *)&c->sigterm, NULL);
+}
+
+static void on_event(const akg_event *ev, void *user)
+{
+    op_ctx *c = user;
+    if (ev->kind == AKG_EVENT_DONE) {
+        print_summary(c, ev);
+        switch (ev->status) {
+        case AKG_JOB_PASS:
+        case AKG_JOB_UNVERIFIED: c->exit_code = 0; break;
+        case AKG_JOB_CANCELLED: c->exit_code = 130; break;
+        default: c->exit_code = 1;
+        }
+        c->job = NULL;
+        akg_engine_close(c->engine, on_engine_closed, c);
+        return;
+    }
+    if (c->quiet)
+        return;
+    switch (ev->kind) {
+    case AKG_EVENT_STAGE:
+        fprintf(stderr, "[akg] %-7s %s\n", ev->stage, ev->message);
+        break;
+    case AKG_EVENT_SKETCH:
+        fprintf(stderr, "[akg] sketch  written to %s\n", ev->path);
+        break;
+    case AKG_EVENT_KERNEL:
+        fprintf(stderr, "[akg] kernel  written to %s\n", ev->path);
+        break;
+    case AKG_EVENT_VERIFY:
+    case AKG_EVENT_PROFILE:
+        fprintf(stderr, "[akg] %-7s %s\n", ev->stage, ev->message);
+        break;
+    case AKG_EVENT_LOG:
+        fprintf(stderr, "[akg] %s\n", ev->message);
+        break;
+    default:
+        break;
+    }
+    fflush(stderr);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    op_ctx *c = s->data;
+    (void)signum;
+    if (c->job) {
+        fprintf(stderr, "[akg] cancelling...\n");
+        akg_job_cancel(c->job);
+    }
+}
+
+int cli_op(int argc, char **argv)
+{
+    const char *framework = "torch", *backend = "cpu", *arch = "x86_64", *dsl = "cpp";
+    const char *workflow = NULL, *kernel = NULL, *provider = "builtin", *devices = NULL;
+    const char *threads = NULL, *verify_timeout = NULL, *output = NULL, *max_step = NULL;
+    const char *trials = NULL, *seed = NULL, *python = NULL, *store = NULL;
+    int help = 0, quiet = 0, json = 0;
+    cli_flag flags[] = {
+        {"framework", 1, &framework, NULL}, {"backend", 1, &backend, NULL},
+        {"arch", 1, &arch, NULL},           {"dsl", 1, &dsl, NULL},
+        {"workflow", 1, &workflow, NULL},   {"kernel", 1, &kernel, NULL},
+        {"provider", 1, &provider, NULL},   {"devices", 1, &devices, NULL},
+        {"threads", 1, &threads, NULL},     {"verify-timeout", 1, &verify_timeout, NULL},
+        {"output", 1, &output, NULL},       {"max-step", 1, &max_step, NULL},
+        {"trials", 1, &trials, NULL},       {"seed", 1, &seed, NULL},
+        {"python", 1, &python, NULL},       {"store", 1, &store, NULL},
+        {"help", 0, NULL, &help},           {"quiet", 0, NULL, &quiet},
+        {"json", 0, NULL, &json},           {NULL, 0, NULL, NULL},
+    };
+    const char *pos[4];
+    int npos = 0;
+    if (cli_parse("op", argc, argv, flags, pos, 1, &npos))
+        return 2;
+    if (help) {
+        op_usage(stdout);
+        return 0;
+    }
+    if (npos != 1) {
+        fprintf(stderr, "akg_cli op: a REFERENCE.py is required (see akg_cli op --help)\n");
+        return 2;
+    }
+    if (access(pos[0], R_OK) != 0) {
+        fprintf(stderr, "akg_cli op: reference not found: %s\n", pos[0]);
+        return 2;
+    }
+    if (kernel && access(kernel, R_OK) != 0) {
+        fprintf(stderr, "akg_cli op: kernel not found: %s\n", kernel);
+        return 2;
+    }
+    char err[1024];
+    if (strcmp(framework, "torch") != 0) {
+        fprintf(stderr, "akg_cli op: framework '%s' is not supported (only torch)\n", framework);
+        return 2;
+    }
+    if (akg_target_check(backend, dsl, err, sizeof err) != AKG_OK) {
+        fprintf(stderr, "akg_cli op: %s\n", err);
+        return 2;
+    }
+    if (strcmp(arch, "x86_64") != 0 && strcmp(arch, "aarch64") != 0) {
+        fprintf(stderr, "akg_cli op: arch '%s' does not run the cpu backend (x86_64, aarch64)\n",
+                arch);
+        return 2;
+    }
+    if (strcmp(provider, "builtin") != 0 && strcmp(provider, "openai") != 0) {
+        fprintf(stderr, "akg_cli op: unknown provider '%s' (builtin or openai)\n", provider);
+        return 2;
+    }
+    if (workflow && !strcmp(workflow, "verifier_only") && !kernel) {
+        fprintf(stderr, "akg_cli op: --workflow verifier_only needs --kernel MODEL_NEW.py\n");
+        return 2;
+    }
+
+    op_ctx c = {0};
+    c.quiet = quiet;
+    c.json = json;
+    c.exit_code = 1;
+    c.loop = uv_default_loop();
+    akg_engine_options eo = {0};
+    eo.python = python;
+    eo.store_path = store;
+    eo.devices = devices ? atoi(devices) : 1;
+    eo.threads = threads ? atoi(threads) : 0;
+    if (akg_engine_new(c.loop, &eo, &c.engine, err, sizeof err) != AKG_OK) {
+        fprintf(stderr, "akg_cli op: %s\n", err);
+        return 1;
+    }
+    akg_job_options jo = {0};
+    jo.reference_path = pos[0];
+    jo.framework = framework;
+    jo.backend = backend;
+    jo.arch = arch;
+    jo.dsl = dsl;
+    jo.workflow = workflow;
+    jo.kernel_path = kernel;
+    jo.provider = provider;
+    jo.output_dir = output;
+    jo.verify_timeout_s = verify_timeout ? atof(verify_timeout) : 0;
+    jo.max_step = max_step ? atoi(max_step) : 0;
+    jo.trials = trials ? atoi(trials) : 0;
+    jo.seed = seed ? strtoull(seed, NULL, 10) : 0;
+    int rc = akg_job_start(c.engine, &jo, on_event, &c, &c.job, err, sizeof err);
+    if (rc != AKG_OK) {
+        fprintf(stderr, "akg_cli op: %s\n", err);
+        c.exit_code = (rc == AKG_EUNSUPPORTED || rc == AKG_ENOTFOUND) ? 2 : 1;
+        akg_engine_close(c.engine, NULL, NULL);
+        uv_run(c.loop, UV_RUN_DEFAULT);
+        return c.exit_code;
+    }
+    uv_signal_init(c.loop, &c.sigint);
+    uv_signal_init(c.loop, &c.sigterm);
+    c.sigint.data = c.sigterm.data = &c;
+    uv_signal_start(&c.sigint, on_signal, SIGINT);
+    uv_signal_start(&c.sigterm, on_signal, SIGTERM);
+    uv_run(c.loop, UV_RUN_DEFAULT);
+    uv_loop_close(c.loop);
+    fflush(stdout);
+    return c.exit_code;
+}

@@ -1,0 +1,404 @@
+/*
+ * engine.c: the engine object, its job queue and the lifetime of jobs.
+ *
+ * Jobs beyond max_jobs wait in FIFO order; beyond max_queue akg_job_start
+ * answers AKG_EBUSY. A job's memory is released right after its DONE event
+ * (see engine.h). The pipeline of one job lives in workflows/pipeline.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "akg/akg.h"
+#include "akg/config.h"
+#include "internal.h"
+
+static void harness_log(void *user, int worker, const char *line)
+{
+    (void)user;
+    if (getenv("AKG_DEBUG_HARNESS"))
+        fprintf(stderr, "[harness %d] %s\n", worker, line);
+}
+
+static char *default_store_path(void)
+{
+    const char *env = getenv("AKG_STORE");
+    if (env && *env)
+        return akg_strdup(env);
+    const char *home = getenv("HOME");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/.akg", home && *home ? home : ".");
+    akg_mkdirs(path, NULL, 0);
+    snprintf(path, sizeof path, "%s/.akg/akg.db", home && *home ? home : ".");
+    return akg_strdup(path);
+}
+
+int akg_engine_new(uv_loop_t *loop, const akg_engine_options *opts, akg_engine **out,
+                   char *err, size_t errlen)
+{
+    *out = NULL;
+    akg_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return AKG_ENOMEM;
+    e->loop = loop;
+    const char *py = opts && opts->python ? opts->python : getenv("AKG_PYTHON");
+#ifdef AKG_PYTHON_DEFAULT
+    if (!py || !*py)
+        py = AKG_PYTHON_DEFAULT;
+#endif
+    e->python = akg_strdup(py && *py ? py : "python3");
+    e->workspace = akg_strdup(opts ? opts->workspace : NULL);
+    e->devices = opts && opts->devices > 0 ? opts->devices : 1;
+    e->threads = opts && opts->threads > 0 ? opts->threads : akg_cpu_count() / e->devices;
+    if (e->threads < 1)
+        e->threads = 1;
+    e->max_jobs = opts && opts->max_jobs > 0 ? opts->max_jobs : 4;
+    e->max_queue = opts && opts->max_queue > 0 ? opts->max_queue : 16;
+    e->next_local_id = 1;
+
+    char *store_path = opts && opts->store_path ? akg_strdup(opts->store_path) : default_store_path();
+    int rc = akg_store_open(store_path, &e->store, err, errlen);
+    free(store_path);
+    if (rc) {
+        free(e->python);
+        free(e->workspace);
+        free(e);
+        return rc;
+    }
+    akg_store_recover(e->store);
+
+    char script[4096];
+    snprintf(script, sizeof script, "%s/backends/harness/worker.py", akg_data_dir());
+    akg_harness_options ho = {0};
+    ho.python = e->python;
+    ho.worker_script = script;
+    ho.workers = e->devices;
+    ho.threads = e->threads;
+    ho.device_kind = "cpu";
+    ho.log = harness_log;
+    ho.log_user = e;
+    rc = akg_harness_new(loop, &ho, &e->harness, err, errlen);
+    if (rc) {
+        akg_store_close(e->store);
+        free(e->python);
+        free(e->workspace);
+        free(e);
+        return rc;
+    }
+    *out = e;
+    return AKG_OK;
+}
+
+struct akg_store *akg_engine_store(akg_engine *engine)
+{
+    return engine->store;
+}
+
+static void engine_free(akg_engine *e)
+{
+    void (*cb)(void *) = e->close_cb;
+    void *user = e->close_user;
+    akg_store_close(e->store);
+    free(e->python);
+    free(e->workspace);
+    free(e);
+    if (cb)
+        cb(user);
+}
+
+static void on_harness_closed(void *user)
+{
+    akg_engine *e = user;
+    if (--e->pending_closes == 0)
+        engine_free(e);
+}
+
+static void maybe_close(akg_engine *e)
+{
+    if (!e->closing || e->jobs || e->pending_closes)
+        return;
+    e->pending_closes = 1;
+    akg_harness_close(e->harness, on_harness_closed, e);
+}
+
+void akg_engine_close(akg_engine *engine, void (*close_cb)(void *), void *user)
+{
+    engine->closing = 1;
+    engine->close_cb = close_cb;
+    engine->close_user = user;
+    for (akg_job *j = engine->jobs; j; j = j->next)
+        akg_job_cancel(j);
+    maybe_close(engine);
+}
+
+const char *akg_job_status_name(akg_job_status s)
+{
+    switch (s) {
+    case AKG_JOB_PASS: return "pass";
+    case AKG_JOB_FAIL: return "fail";
+    case AKG_JOB_UNVERIFIED: return "unverified";
+    case AKG_JOB_CANCELLED: return "cancelled";
+    case AKG_JOB_ERROR: return "error";
+    }
+    return "error";
+}
+
+typedef struct {
+    const char *backend, *dsl, *arch;
+} target;
+
+/* Pairs that have an emitter and harness glue in this build. */
+static const target targets[] = {
+    {"cpu", "cpp", "x86_64"},
+};
+
+cJSON *akg_engine_targets(void)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "backend", targets[i].backend);
+        cJSON_AddStringToObject(o, "dsl", targets[i].dsl);
+        cJSON_AddStringToObject(o, "arch", targets[i].arch);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+int akg_target_check(const char *backend, const char *dsl, char *err, size_t errlen)
+{
+    static const char *known_backends[] = {"cpu", "cuda", "ascend", NULL};
+    static const char *known_dsls[] = {"cpp", "triton", "cuda_c", "tilelang", "triton_ascend", NULL};
+    int kb = 0, kd = 0;
+    for (int i = 0; known_backends[i]; i++)
+        kb |= backend && strcmp(backend, known_backends[i]) == 0;
+    for (int i = 0; known_dsls[i]; i++)
+        kd |= dsl && strcmp(dsl, known_dsls[i]) == 0;
+    if (!kb)
+        return akg_fail(err, errlen, AKG_EUNSUPPORTED,
+                        "unknown backend '%s' (known: cpu, cuda, ascend)", backend ? backend : "");
+    if (!kd)
+        return akg_fail(err, errlen, AKG_EUNSUPPORTED,
+                        "unknown DSL '%s' (known: cpp, triton, cuda_c, tilelang, triton_ascend)",
+                        dsl ? dsl : "");
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
+        if (strcmp(targets[i].backend, backend) == 0 && strcmp(targets[i].dsl, dsl) == 0)
+            return AKG_OK;
+    return akg_fail(err, errlen, AKG_EUNSUPPORTED,
+                    "backend %s with DSL %s is not supported by this build (supported: cpu/cpp)",
+                    backend, dsl);
+}
+
+long long akg_job_id(const akg_job *job)
+{
+    return job->id;
+}
+
+akg_job *akg_engine_find_job(akg_engine *engine, long long id)
+{
+    for (akg_job *j = engine->jobs; j; j = j->next)
+        if (j->id == id)
+            return j;
+    return NULL;
+}
+
+static void start_queued(akg_engine *e)
+{
+    for (akg_job *j = e->jobs; j && e->running < e->max_jobs; j = j->next) {
+        if (j->state != JOB_QUEUED || j->cancelled)
+            continue;
+        e->queued--;
+        e->running++;
+        j->started = 1;
+        j->state = JOB_PARSE;
+        akg__pipeline_start(j);
+    }
+}
+
+void akg__job_emit(akg_job *job, akg_event *ev)
+{
+    ev->job = job;
+    ev->job_id = job->id;
+    if (job->cb)
+        job->cb(ev, job->user);
+}
+
+static void job_free(akg_job *j)
+{
+    free(j->reference_path);
+    free(j->framework);
+    free(j->backend);
+    free(j->arch);
+    free(j->dsl);
+    free(j->workflow);
+    free(j->kernel_path);
+    free(j->provider);
+    free(j->output_dir_opt);
+    cJSON_Delete(j->config);
+    free(j->ref_source);
+    akg_reference_free(j->ref);
+    cJSON_Delete(j->probe);
+    akg_design_free(j->design);
+    akg_kernel_files_free(&j->files);
+    free(j->out_dir);
+    free(j->sketch_path);
+    free(j->kernel_src_path);
+    free(j->model_new_path);
+    free(j->lib_path);
+    free(j->report_path);
+    cJSON_Delete(j->feedback);
+    cJSON_Delete(j->verify);
+    cJSON_Delete(j->profile);
+    cJSON_Delete(j->candidates);
+    cJSON_Delete(j->final_error);
+    free(j);
+}
+
+static void on_kick_closed(uv_handle_t *h)
+{
+    job_free(h->data);
+}
+
+void akg__job_finished(akg_job *job)
+{
+    akg_engine *e = job->engine;
+    if (!job->started)
+        e->queued--;
+    else
+        e->running--;
+    if (job->prev)
+        job->prev->next = job->next;
+    else
+        e->jobs = job->next;
+    if (job->next)
+        job->next->prev = job->prev;
+    uv_close((uv_handle_t *)&job->kick, on_kick_closed);
+    if (!e->closing)
+        start_queued(e);
+    maybe_close(e);
+}
+
+static char *dup_or(const char *s, const char *fallback)
+{
+    return akg_strdup(s && *s ? s : fallback);
+}
+
+int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb cb, void *user,
+                  akg_job **out, char *err, size_t errlen)
+{
+    if (engine->closing)
+        return akg_fail(err, errlen, AKG_ECANCELED, "the engine is shutting down");
+    if (!opts || !opts->reference_path)
+        return akg_fail(err, errlen, AKG_EINVAL, "a reference file is required");
+    const char *backend = opts->backend ? opts->backend : "cpu";
+    const char *dsl = opts->dsl ? opts->dsl : "cpp";
+    int rc = akg_target_check(backend, dsl, err, errlen);
+    if (rc)
+        return rc;
+    if (opts->framework && strcmp(opts->framework, "torch") != 0)
+        return akg_fail(err, errlen, AKG_EUNSUPPORTED,
+                        "framework '%s' is not supported (only torch)", opts->framework);
+    if (opts->provider && strcmp(opts->provider, "builtin") != 0 &&
+        strcmp(opts->provider, "openai") != 0)
+        return akg_fail(err, errlen, AKG_EUNSUPPORTED,
+                        "unknown provider '%s' (builtin or openai)", opts->provider);
+    struct stat st;
+    if (stat(opts->reference_path, &st) != 0 || !S_ISREG(st.st_mode))
+        return akg_fail(err, errlen, AKG_ENOTFOUND, "reference not found: %s",
+                        opts->reference_path);
+    if (engine->running >= engine->max_jobs && engine->queued >= engine->max_queue)
+        return akg_fail(err, errlen, AKG_EBUSY, "too many jobs waiting (%d)", engine->max_queue);
+    cJSON *config = NULL;
+    rc = akg_backend_config_load(backend, dsl, &config, err, errlen);
+    if (rc)
+        return rc;
+    const char *workflow = opts->workflow ? opts->workflow
+                                          : akg_config_string(config, "default_workflow", "default");
+    static const char *workflows[] = {"default", "coder_only", "kernelgen_only", "verifier_only",
+                                      "design_only", NULL};
+    int known = 0;
+    for (int i = 0; workflows[i]; i++)
+        known |= strcmp(workflow, workflows[i]) == 0;
+    if (!known) {
+        cJSON_Delete(config);
+        return akg_fail(err, errlen, AKG_EUNSUPPORTED,
+                        "unknown workflow '%s' (default, coder_only, kernelgen_only, "
+                        "verifier_only, design_only)",
+                        workflow);
+    }
+    if (strcmp(workflow, "verifier_only") == 0 &&
+        (!opts->kernel_path || stat(opts->kernel_path, &st) != 0)) {
+        cJSON_Delete(config);
+        return akg_fail(err, errlen, AKG_ENOTFOUND,
+                        "verifier_only needs an existing kernel file (--kernel): %s",
+                        opts->kernel_path ? opts->kernel_path : "none given");
+    }
+    akg_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        cJSON_Delete(config);
+        return AKG_ENOMEM;
+    }
+    j->engine = engine;
+    j->cb = cb;
+    j->user = user;
+    j->config = config;
+    j->reference_path = akg_abspath(opts->reference_path);
+    j->framework = dup_or(opts->framework, "torch");
+    j->backend = akg_strdup(backend);
+    j->dsl = akg_strdup(dsl);
+    j->arch = dup_or(opts->arch, "x86_64");
+    j->workflow = akg_strdup(workflow);
+    j->kernel_path = opts->kernel_path ? akg_abspath(opts->kernel_path) : NULL;
+    j->provider = dup_or(opts->provider, "builtin");
+    j->output_dir_opt = opts->output_dir ? akg_abspath(opts->output_dir) : NULL;
+    j->verify_timeout_s = opts->verify_timeout_s > 0
+                              ? opts->verify_timeout_s
+                              : akg_config_number(config, "verify_timeout", 120);
+    j->max_step = opts->max_step > 0 ? opts->max_step : (int)akg_config_number(config, "max_step", 4);
+    j->trials = opts->trials > 0 ? opts->trials
+                                 : (int)akg_config_number(config, "verify_settings.trials", 5);
+    j->run_times = (int)akg_config_number(config, "profile_settings.run_times", 50);
+    j->warmup_times = (int)akg_config_number(config, "profile_settings.warmup_times", 5);
+    j->seed = opts->seed ? opts->seed : (unsigned long long)(uv_hrtime() % 1000000007ULL);
+    j->candidates = cJSON_CreateArray();
+    j->started_ms = akg_now_ms();
+    uv_timer_init(engine->loop, &j->kick);
+    j->kick.data = j;
+
+    long long run_id = 0;
+    char hash[65] = "";
+    {
+        char *src = NULL;
+        size_t len = 0;
+        if (akg_read_file(j->reference_path, 16 << 20, &src, &len, NULL, 0) == AKG_OK)
+            akg_sha256_hex(src, len, hash);
+        free(src);
+    }
+    if (akg_store_run_begin(engine->store, j->reference_path, hash, NULL, j->backend, j->dsl,
+                            j->arch, j->workflow, j->provider, j->output_dir_opt,
+                            &run_id) == AKG_OK)
+        j->id = run_id;
+    else
+        j->id = -(engine->next_local_id++);
+
+    j->next = engine->jobs;
+    if (engine->jobs)
+        engine->jobs->prev = j;
+    engine->jobs = j;
+    j->state = JOB_QUEUED;
+    engine->queued++;
+    if (out)
+        *out = j;
+    start_queued(engine);
+    return AKG_OK;
+}
+
+void akg_job_cancel(akg_job *job)
+{
+    if (job->cancelled || job->finishing)
+        return;
+    job->cancelled = 1;
+    akg__pipeline_cancel(job);
+}

@@ -1,0 +1,95 @@
+/*
+ * design.h: what the Designer decides and the Coder lowers.
+ *
+ * A design is the Designer's answer for one Task: the kind of computation
+ * (a fused chain of pointwise ops, a softmax over one dim), its scalar
+ * parameters and where their values come from (a constant, or an argument of
+ * Model's constructor that ModelNew receives too), the tunable choices (block
+ * and rows per thread), the lowering mode (fast vectorised maths or libm), and
+ * the sketch text that states all of it in the Unified Sketch language. The
+ * Coder lowers the design; the sketch is what the user reads and edits.
+ */
+#ifndef AKG_DESIGN_H
+#define AKG_DESIGN_H
+
+#include <cjson/cJSON.h>
+
+#include "akg/task.h"
+
+#define AKG_DESIGN_MAX_STEPS 16
+#define AKG_DESIGN_MAX_SCALARS 4
+
+typedef enum { AKG_SCALAR_CONST, AKG_SCALAR_INIT_PARAM } akg_scalar_source;
+
+typedef struct {
+    char name[32];            /* "negative_slope", "alpha", ... */
+    double value;             /* the value seen in the probe (or the constant) */
+    akg_scalar_source source;
+    char init_name[64];       /* INIT_PARAM: Model's constructor argument */
+    int init_index;
+} akg_scalar;
+
+typedef struct {
+    char op[32];              /* canonical pointwise op */
+    char variant[16];         /* gelu: "none" or "tanh" */
+    akg_scalar scalars[AKG_DESIGN_MAX_SCALARS];
+    int n_scalars;
+} akg_pointwise_step;
+
+typedef enum { AKG_DESIGN_POINTWISE, AKG_DESIGN_SOFTMAX } akg_design_kind;
+
+typedef enum {
+    AKG_MATH_FAST,    /* branch-free polynomial exp/log/erf that vectorise */
+    AKG_MATH_PRECISE  /* libm calls (the Designer's answer to a numerical failure) */
+} akg_math_mode;
+
+typedef struct akg_design {
+    akg_design_kind kind;
+    char op_name[64];         /* for file and sketch names: "relu", "softmax", "gelu_tanh" */
+    char dtype[16];           /* "float32" */
+    int rank;                 /* rank of the input seen in the probe */
+    akg_pointwise_step steps[AKG_DESIGN_MAX_STEPS];
+    int n_steps;
+    /* softmax */
+    akg_scalar dim;           /* dim may come from the constructor */
+    int log_softmax;
+    /* tunables and lowering choices */
+    long block;               /* pointwise: elements per parallel block */
+    long rows;                /* softmax: rows per parallel task */
+    akg_math_mode math;
+    int parallel;             /* 1: OpenMP over blocks/rows */
+    int vectorize;            /* 1: simd loops */
+    char *sketch_text;        /* owned; the Unified Sketch of this design */
+} akg_design;
+
+/* Designs a kernel for ref (with the harness's probe answer). On success
+ * *out is a design the caller frees with akg_design_free. On failure returns
+ * AKG_EUNSUPPORTED with a message naming the torch call or construct that the
+ * built-in rules do not cover, and *where (if not NULL) its range. feedback is
+ * the Conductor's last failure routed to the Designer (may be NULL), attempt
+ * is 1-based. */
+int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
+                         int attempt, akg_design **out, akg_range *where, char *err,
+                         size_t errlen);
+void akg_design_free(akg_design *d);
+/* The design as JSON (for the report and the store); the caller deletes it. */
+cJSON *akg_design_to_json(const akg_design *d);
+
+/* Generated sources for one candidate. */
+typedef struct {
+    char *kernel_source;      /* the DSL source (kernel.cpp) */
+    char *kernel_filename;    /* "kernel.cpp" */
+    char *library_filename;   /* "kernel_<hash>.so": unique per source, so a warm
+                                 worker never reuses a stale library */
+    char *model_new_source;   /* model_new.py */
+} akg_kernel_files;
+
+void akg_kernel_files_free(akg_kernel_files *k);
+
+/* The cpu/cpp emitter: lowers a design to C++ and model_new.py. safe_mode
+ * (the Coder's answer to a build or runtime failure) drops OpenMP and simd
+ * pragmas. The caller frees *out with akg_kernel_files_free. */
+int akg_cpp_emit(const akg_design *d, const akg_reference *ref, int safe_mode,
+                 akg_kernel_files *out, char *err, size_t errlen);
+
+#endif

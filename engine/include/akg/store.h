@@ -1,0 +1,50 @@
+/*
+ * store.h: the SQLite store (one file, WAL, schema versioned by user_version).
+ *
+ * Tables: runs (one per job: reference path and content hash, target, workflow,
+ * provider, status, speedup, report JSON, timestamps), candidates (every kernel
+ * tried: sketch, code, error class and detail, timings) and knowledge (entries
+ * used for retrieval). Writes are single short statements; readers (LSP hovers,
+ * `akg_cli runs`) use the same file from other processes safely under WAL.
+ */
+#ifndef AKG_STORE_H
+#define AKG_STORE_H
+
+#include <cjson/cJSON.h>
+
+typedef struct akg_store akg_store;
+
+/* Opens (creating and migrating) the store at path. The caller owns the
+ * result; close with akg_store_close. */
+int akg_store_open(const char *path, akg_store **out, char *err, size_t errlen);
+void akg_store_close(akg_store *store);
+
+/* Inserts a run in state "running"; returns its id in *run_id. */
+int akg_store_run_begin(akg_store *store, const char *reference_path, const char *content_hash,
+                        const char *op, const char *backend, const char *dsl, const char *arch,
+                        const char *workflow, const char *provider, const char *output_dir,
+                        long long *run_id);
+/* Finishes a run: status is "pass", "fail", "unverified", "cancelled" or "error";
+ * report may be NULL. */
+int akg_store_run_end(akg_store *store, long long run_id, const char *status, double speedup,
+                      const cJSON *report);
+/* Records one candidate of a run. Any string may be NULL. */
+int akg_store_candidate_add(akg_store *store, long long run_id, int step, const char *sketch,
+                            const char *code, const char *status, const char *error_class,
+                            const char *error_detail, double ref_ms, double kernel_ms);
+/* Marks the runs of reference_path whose hash differs from content_hash stale. */
+int akg_store_mark_stale(akg_store *store, const char *reference_path, const char *content_hash);
+
+/* The most recent runs, newest first, as a cJSON array of objects with the
+ * columns of runs (report parsed). reference_path may be NULL for all. The
+ * caller deletes the result. */
+cJSON *akg_store_recent_runs(akg_store *store, const char *reference_path, int limit);
+/* The latest finished run per (backend, dsl) for a reference, as an array;
+ * each object has "stale": true when its content hash differs from
+ * content_hash (content_hash may be NULL). The caller deletes the result. */
+cJSON *akg_store_latest_by_target(akg_store *store, const char *reference_path,
+                                  const char *content_hash);
+/* Marks runs still "running" from an earlier process "cancelled". */
+int akg_store_recover(akg_store *store);
+
+#endif

@@ -1,0 +1,316 @@
+/*
+ * store.c: the SQLite store (see akg/store.h).
+ *
+ * Schema migrations are numbered; PRAGMA user_version records the last one
+ * applied, so an old file is brought forward on open and a newer one than we
+ * know is refused rather than misread. WAL lets the LSP server and akg_cli
+ * read while a job writes. Every write is one short statement.
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "akg/akg.h"
+#include "akg/store.h"
+
+struct akg_store {
+    sqlite3 *db;
+};
+
+static const char *migrations[] = {
+    /* 1: runs and candidates */
+    "CREATE TABLE runs ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  reference_path TEXT NOT NULL, content_hash TEXT NOT NULL, op TEXT,"
+    "  backend TEXT, dsl TEXT, arch TEXT, workflow TEXT, provider TEXT, output_dir TEXT,"
+    "  status TEXT NOT NULL DEFAULT 'running', speedup REAL, report TEXT,"
+    "  stale INTEGER NOT NULL DEFAULT 0,"
+    "  started_at TEXT NOT NULL, finished_at TEXT);"
+    "CREATE INDEX runs_by_ref ON runs(reference_path, id DESC);"
+    "CREATE TABLE candidates ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  step INTEGER, sketch TEXT, code TEXT, status TEXT, error_class TEXT, error_detail TEXT,"
+    "  ref_ms REAL, kernel_ms REAL, created_at TEXT NOT NULL);"
+    "CREATE INDEX candidates_by_run ON candidates(run_id);",
+    /* 2: knowledge base for retrieval */
+    "CREATE TABLE knowledge ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT, dsl TEXT, op TEXT, kind TEXT,"
+    "  title TEXT, body TEXT NOT NULL, source_run INTEGER, created_at TEXT NOT NULL);"
+    "CREATE INDEX knowledge_by_op ON knowledge(dsl, op);",
+};
+#define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
+
+static void now_iso(char out[32])
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int akg_store_open(const char *path, akg_store **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        int rc = akg_fail(err, errlen, AKG_EDB, "store %s: %s", path,
+                          db ? sqlite3_errmsg(db) : "cannot open");
+        sqlite3_close(db);
+        return rc;
+    }
+    sqlite3_busy_timeout(db, 2000);
+    char *msg = NULL;
+    if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;",
+                     NULL, NULL, &msg) != SQLITE_OK) {
+        int rc = akg_fail(err, errlen, AKG_EDB, "store %s: %s", path, msg ? msg : "pragma failed");
+        sqlite3_free(msg);
+        sqlite3_close(db);
+        return rc;
+    }
+    sqlite3_stmt *st;
+    int version = 0;
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            version = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    if (version > SCHEMA_VERSION) {
+        sqlite3_close(db);
+        return akg_fail(err, errlen, AKG_EDB,
+                        "store %s has schema version %d, newer than this akg (%d)", path, version,
+                        SCHEMA_VERSION);
+    }
+    for (int v = version; v < SCHEMA_VERSION; v++) {
+        char pragma[64];
+        snprintf(pragma, sizeof pragma, "PRAGMA user_version=%d;", v + 1);
+        if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(db, migrations[v], NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(db, pragma, NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+            int rc = akg_fail(err, errlen, AKG_EDB, "store %s: migration %d failed: %s", path,
+                              v + 1, msg ? msg : "?");
+            sqlite3_free(msg);
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            sqlite3_close(db);
+            return rc;
+        }
+    }
+    akg_store *s = calloc(1, sizeof *s);
+    if (!s) {
+        sqlite3_close(db);
+        return AKG_ENOMEM;
+    }
+    s->db = db;
+    *out = s;
+    return AKG_OK;
+}
+
+void akg_store_close(akg_store *store)
+{
+    if (!store)
+        return;
+    sqlite3_close(store->db);
+    free(store);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s)
+        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+int akg_store_run_begin(akg_store *store, const char *reference_path, const char *content_hash,
+                        const char *op, const char *backend, const char *dsl, const char *arch,
+                        const char *workflow, const char *provider, const char *output_dir,
+                        long long *run_id)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store->db,
+                           "INSERT INTO runs(reference_path, content_hash, op, backend, dsl, arch,"
+                           " workflow, provider, output_dir, started_at)"
+                           " VALUES(?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return AKG_EDB;
+    char now[32];
+    now_iso(now);
+    bind_text(st, 1, reference_path);
+    bind_text(st, 2, content_hash ? content_hash : "");
+    bind_text(st, 3, op);
+    bind_text(st, 4, backend);
+    bind_text(st, 5, dsl);
+    bind_text(st, 6, arch);
+    bind_text(st, 7, workflow);
+    bind_text(st, 8, provider);
+    bind_text(st, 9, output_dir);
+    bind_text(st, 10, now);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? AKG_OK : AKG_EDB;
+    sqlite3_finalize(st);
+    if (rc == AKG_OK)
+        *run_id = sqlite3_last_insert_rowid(store->db);
+    return rc;
+}
+
+int akg_store_run_end(akg_store *store, long long run_id, const char *status, double speedup,
+                      const cJSON *report)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store->db,
+                           "UPDATE runs SET status=?, speedup=?, report=?, finished_at=? WHERE id=?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return AKG_EDB;
+    char now[32];
+    now_iso(now);
+    char *rep = report ? cJSON_PrintUnformatted(report) : NULL;
+    bind_text(st, 1, status);
+    if (speedup > 0)
+        sqlite3_bind_double(st, 2, speedup);
+    else
+        sqlite3_bind_null(st, 2);
+    bind_text(st, 3, rep);
+    bind_text(st, 4, now);
+    sqlite3_bind_int64(st, 5, run_id);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? AKG_OK : AKG_EDB;
+    sqlite3_finalize(st);
+    free(rep);
+    return rc;
+}
+
+int akg_store_candidate_add(akg_store *store, long long run_id, int step, const char *sketch,
+                            const char *code, const char *status, const char *error_class,
+                            const char *error_detail, double ref_ms, double kernel_ms)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store->db,
+                           "INSERT INTO candidates(run_id, step, sketch, code, status, error_class,"
+                           " error_detail, ref_ms, kernel_ms, created_at) VALUES(?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return AKG_EDB;
+    char now[32];
+    now_iso(now);
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int(st, 2, step);
+    bind_text(st, 3, sketch);
+    bind_text(st, 4, code);
+    bind_text(st, 5, status);
+    bind_text(st, 6, error_class);
+    bind_text(st, 7, error_detail);
+    if (ref_ms > 0)
+        sqlite3_bind_double(st, 8, ref_ms);
+    else
+        sqlite3_bind_null(st, 8);
+    if (kernel_ms > 0)
+        sqlite3_bind_double(st, 9, kernel_ms);
+    else
+        sqlite3_bind_null(st, 9);
+    bind_text(st, 10, now);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? AKG_OK : AKG_EDB;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int akg_store_mark_stale(akg_store *store, const char *reference_path, const char *content_hash)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store->db,
+                           "UPDATE runs SET stale=1 WHERE reference_path=? AND content_hash<>?", -1,
+                           &st, NULL) != SQLITE_OK)
+        return AKG_EDB;
+    bind_text(st, 1, reference_path);
+    bind_text(st, 2, content_hash);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? AKG_OK : AKG_EDB;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int akg_store_recover(akg_store *store)
+{
+    return sqlite3_exec(store->db,
+                        "UPDATE runs SET status='cancelled', finished_at=started_at"
+                        " WHERE status='running'",
+                        NULL, NULL, NULL) == SQLITE_OK
+               ? AKG_OK
+               : AKG_EDB;
+}
+
+static cJSON *row_json(sqlite3_stmt *st)
+{
+    cJSON *o = cJSON_CreateObject();
+    int n = sqlite3_column_count(st);
+    for (int i = 0; i < n; i++) {
+        const char *name = sqlite3_column_name(st, i);
+        switch (sqlite3_column_type(st, i)) {
+        case SQLITE_INTEGER:
+            cJSON_AddNumberToObject(o, name, (double)sqlite3_column_int64(st, i));
+            break;
+        case SQLITE_FLOAT:
+            cJSON_AddNumberToObject(o, name, sqlite3_column_double(st, i));
+            break;
+        case SQLITE_TEXT: {
+            const char *t = (const char *)sqlite3_column_text(st, i);
+            if (strcmp(name, "report") == 0) {
+                cJSON *r = cJSON_Parse(t);
+                if (r) {
+                    cJSON_AddItemToObject(o, name, r);
+                    break;
+                }
+            }
+            cJSON_AddStringToObject(o, name, t);
+            break;
+        }
+        default:
+            cJSON_AddNullToObject(o, name);
+        }
+    }
+    return o;
+}
+
+cJSON *akg_store_recent_runs(akg_store *store, const char *reference_path, int limit)
+{
+    sqlite3_stmt *st;
+    const char *sql = reference_path
+                          ? "SELECT * FROM runs WHERE reference_path=? ORDER BY id DESC LIMIT ?"
+                          : "SELECT * FROM runs ORDER BY id DESC LIMIT ?";
+    if (sqlite3_prepare_v2(store->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    int i = 1;
+    if (reference_path)
+        bind_text(st, i++, reference_path);
+    sqlite3_bind_int(st, i, limit > 0 ? limit : 20);
+    cJSON *arr = cJSON_CreateArray();
+    while (sqlite3_step(st) == SQLITE_ROW)
+        cJSON_AddItemToArray(arr, row_json(st));
+    sqlite3_finalize(st);
+    return arr;
+}
+
+cJSON *akg_store_latest_by_target(akg_store *store, const char *reference_path,
+                                  const char *content_hash)
+{
+    sqlite3_stmt *st;
+    const char *sql =
+        "SELECT r.* FROM runs r JOIN (SELECT backend, dsl, MAX(id) AS id FROM runs"
+        " WHERE reference_path=? AND status<>'running' AND workflow<>'design_only'"
+        " GROUP BY backend, dsl) l ON r.id=l.id ORDER BY r.backend, r.dsl";
+    if (sqlite3_prepare_v2(store->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    bind_text(st, 1, reference_path);
+    cJSON *arr = cJSON_CreateArray();
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        cJSON *o = row_json(st);
+        const char *h = cJSON_GetStringValue(cJSON_GetObjectItem(o, "content_hash"));
+        int stale = content_hash && h && strcmp(h, content_hash) != 0;
+        cJSON *s = cJSON_GetObjectItem(o, "stale");
+        if (cJSON_IsNumber(s) && s->valueint)
+            stale = 1;
+        cJSON_DeleteItemFromObject(o, "stale");
+        cJSON_AddBoolToObject(o, "stale", stale);
+        cJSON_AddItemToArray(arr, o);
+    }
+    sqlite3_finalize(st);
+    return arr;
+}

@@ -1,0 +1,940 @@
+/*
+ * Text to sketch IR: parse with the tree-sitter grammar in sketch-grammar/,
+ * report syntax errors with their positions, then convert the concrete tree
+ * into the arena-allocated IR of sketch_internal.h.
+ */
+#include "sketch_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+void sketch_diag_sort(akg_sketch_diag_list *list);
+
+/* Deeper expressions are rejected rather than risking the C stack. */
+#define SKETCH_MAX_NESTING 200
+#define SKETCH_MAX_SYNTAX_DIAGS 8
+
+typedef struct {
+  akg_sketch *s;
+  const char *text;
+  akg_sketch_diag_list *diags;
+  int err;   /* first -errno seen */
+  int depth; /* current expression nesting */
+} sketch_builder;
+
+static akg_sketch_span node_span(TSNode n) {
+  TSPoint a = ts_node_start_point(n), b = ts_node_end_point(n);
+  akg_sketch_span sp = {a.row, a.column, b.row, b.column};
+  return sp;
+}
+
+static bool is_type(TSNode n, const char *type) { return strcmp(ts_node_type(n), type) == 0; }
+
+static void *b_alloc(sketch_builder *b, size_t size) {
+  void *p = sketch_arena_alloc(&b->s->arena, size);
+  if (!p && !b->err) b->err = -ENOMEM;
+  return p;
+}
+
+static const char *b_text(sketch_builder *b, TSNode n) {
+  uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+  char *p = sketch_arena_strndup(&b->s->arena, b->text + s, e - s);
+  if (!p && !b->err) b->err = -ENOMEM;
+  return p ? p : "";
+}
+
+static void b_error(sketch_builder *b, akg_sketch_span span, const char *fmt, const char *arg) {
+  if (akg_sketch_diag_add(b->diags, AKG_SKETCH_ERROR, span, fmt, arg) && !b->err) b->err = -ENOMEM;
+  if (!b->err) b->err = -EINVAL;
+}
+
+/* ---- syntax errors ---------------------------------------------------------- */
+
+static void describe_token(const char *text, TSNode n, char *out, size_t cap) {
+  uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+  size_t len = e - s;
+  size_t k = 0;
+  for (size_t i = 0; i < len && k + 4 < cap; i++) {
+    char c = text[s + i];
+    if (c == '\n') break;
+    out[k++] = c;
+  }
+  if (k == 0) {
+    snprintf(out, cap, "end of line");
+    return;
+  }
+  if (k < len && k + 4 < cap) out[k++] = '.', out[k++] = '.', out[k++] = '.';
+  out[k] = '\0';
+}
+
+static void report_syntax_errors(sketch_builder *b, TSNode root) {
+  TSTreeCursor cur = ts_tree_cursor_new(root);
+  int reported = 0;
+  bool descend = true;
+  for (;;) {
+    TSNode n = ts_tree_cursor_current_node(&cur);
+    bool err = is_type(n, "ERROR"), missing = ts_node_is_missing(n);
+    if ((err || missing) && reported < SKETCH_MAX_SYNTAX_DIAGS) {
+      char tok[48];
+      akg_sketch_span sp = node_span(n);
+      if (missing) {
+        b_error(b, sp, "syntax error: missing '%s'", ts_node_type(n));
+      } else {
+        TSNode leaf = n;
+        while (ts_node_child_count(leaf) > 0) leaf = ts_node_child(leaf, 0);
+        describe_token(b->text, leaf, tok, sizeof tok);
+        akg_sketch_span lsp = node_span(leaf);
+        TSNode parent = ts_node_parent(n);
+        const char *where = ts_node_is_null(parent) ? "source_file" : ts_node_type(parent);
+        char msg[160];
+        snprintf(msg, sizeof msg, "syntax error: unexpected '%s' in %s", tok,
+                 strcmp(where, "source_file") == 0 ? "the file (expected `sketch NAME { ... }`)"
+                 : strcmp(where, "sketch") == 0    ? "the sketch body"
+                 : strcmp(where, "block") == 0     ? "this block"
+                                                   : where);
+        b_error(b, lsp, "%s", msg);
+      }
+      reported++;
+      descend = false; /* one report per error subtree */
+    }
+    if (descend && ts_tree_cursor_goto_first_child(&cur)) continue;
+    descend = true;
+    while (!ts_tree_cursor_goto_next_sibling(&cur)) {
+      if (!ts_tree_cursor_goto_parent(&cur)) {
+        ts_tree_cursor_delete(&cur);
+        return;
+      }
+    }
+  }
+}
+
+/* ---- expressions ---------------------------------------------------------------- */
+
+static akg_sketch_expr *conv_expr(sketch_builder *b, TSNode n);
+
+static akg_sketch_expr *new_expr(sketch_builder *b, akg_sketch_expr_kind kind, TSNode n) {
+  akg_sketch_expr *e = b_alloc(b, sizeof *e);
+  if (!e) return NULL;
+  e->kind = kind;
+  e->span = node_span(n);
+  return e;
+}
+
+static akg_sketch_expr *conv_field(sketch_builder *b, TSNode n, const char *field) {
+  TSNode c = ts_node_child_by_field_name(n, field, (uint32_t)strlen(field));
+  return ts_node_is_null(c) ? NULL : conv_expr(b, c);
+}
+
+static const char *unquote(sketch_builder *b, TSNode n) {
+  uint32_t s = ts_node_start_byte(n) + 1, e = ts_node_end_byte(n) - 1;
+  char *out = b_alloc(b, (size_t)(e - s) + 1);
+  if (!out) return "";
+  size_t k = 0;
+  for (uint32_t i = s; i < e; i++) {
+    char c = b->text[i];
+    if (c == '\\' && i + 1 < e) {
+      char d = b->text[++i];
+      out[k++] = d == 'n' ? '\n' : d == 't' ? '\t' : d;
+    } else {
+      out[k++] = c;
+    }
+  }
+  out[k] = '\0';
+  return out;
+}
+
+static void conv_arguments(sketch_builder *b, akg_sketch_expr *e, TSNode args) {
+  uint32_t nc = ts_node_named_child_count(args);
+  size_t npos = 0, nkw = 0;
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode c = ts_node_named_child(args, i);
+    if (is_type(c, "comment")) continue;
+    if (is_type(c, "keyword_argument")) nkw++;
+    else npos++;
+  }
+  e->items = npos ? b_alloc(b, npos * sizeof *e->items) : NULL;
+  e->kw_names = nkw ? b_alloc(b, nkw * sizeof *e->kw_names) : NULL;
+  e->kw_spans = nkw ? b_alloc(b, nkw * sizeof *e->kw_spans) : NULL;
+  e->kw_values = nkw ? b_alloc(b, nkw * sizeof *e->kw_values) : NULL;
+  if (b->err) return;
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode c = ts_node_named_child(args, i);
+    if (is_type(c, "comment")) continue;
+    if (is_type(c, "keyword_argument")) {
+      TSNode name = ts_node_child_by_field_name(c, "name", 4);
+      e->kw_names[e->n_kw] = b_text(b, name);
+      e->kw_spans[e->n_kw] = node_span(name);
+      e->kw_values[e->n_kw] = conv_field(b, c, "value");
+      e->n_kw++;
+    } else {
+      e->items[e->n_items++] = conv_expr(b, c);
+    }
+  }
+}
+
+static void conv_items(sketch_builder *b, akg_sketch_expr *e, TSNode n) {
+  uint32_t nc = ts_node_named_child_count(n);
+  size_t count = 0;
+  for (uint32_t i = 0; i < nc; i++)
+    if (!is_type(ts_node_named_child(n, i), "comment")) count++;
+  e->items = count ? b_alloc(b, count * sizeof *e->items) : NULL;
+  if (b->err) return;
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode c = ts_node_named_child(n, i);
+    if (is_type(c, "comment")) continue;
+    e->items[e->n_items++] = conv_expr(b, c);
+  }
+}
+
+static int64_t parse_int(const char *s, bool *overflow) {
+  int base = 10;
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    s += 2;
+  }
+  uint64_t v = 0;
+  *overflow = false;
+  for (; *s; s++) {
+    if (*s == '_') continue;
+    int d = (*s >= '0' && *s <= '9') ? *s - '0' : (*s >= 'a' && *s <= 'f') ? *s - 'a' + 10 : *s - 'A' + 10;
+    if (v > (uint64_t)(INT64_MAX - d) / (uint64_t)base) {
+      *overflow = true;
+      return 0;
+    }
+    v = v * (uint64_t)base + (uint64_t)d;
+  }
+  return (int64_t)v;
+}
+
+static akg_sketch_expr *conv_expr(sketch_builder *b, TSNode n) {
+  if (b->err) return NULL;
+  if (++b->depth > SKETCH_MAX_NESTING) {
+    b->depth--;
+    b_error(b, node_span(n), "expression nested too deeply (more than %s levels)", "200");
+    return NULL;
+  }
+  const char *t = ts_node_type(n);
+  akg_sketch_expr *e = NULL;
+  if (strcmp(t, "identifier") == 0) {
+    e = new_expr(b, AKG_SKETCH_EXPR_NAME, n);
+    if (e) e->text = b_text(b, n);
+  } else if (strcmp(t, "integer") == 0) {
+    e = new_expr(b, AKG_SKETCH_EXPR_INT, n);
+    if (e) {
+      bool overflow;
+      e->text = b_text(b, n);
+      e->ival = parse_int(e->text, &overflow);
+      if (overflow) b_error(b, e->span, "integer literal %s does not fit in 64 bits", e->text);
+    }
+  } else if (strcmp(t, "float") == 0) {
+    e = new_expr(b, AKG_SKETCH_EXPR_FLOAT, n);
+    if (e) {
+      e->text = b_text(b, n);
+      char buf[64];
+      size_t k = 0;
+      for (const char *p = e->text; *p && k + 1 < sizeof buf; p++)
+        if (*p != '_') buf[k++] = *p;
+      buf[k] = '\0';
+      e->fval = strtod(buf, NULL);
+    }
+  } else if (strcmp(t, "string") == 0) {
+    e = new_expr(b, AKG_SKETCH_EXPR_STRING, n);
+    if (e) e->text = unquote(b, n);
+  } else if (strcmp(t, "true") == 0 || strcmp(t, "false") == 0) {
+    e = new_expr(b, AKG_SKETCH_EXPR_BOOL, n);
+    if (e) {
+      e->ival = t[0] == 't';
+      e->text = t[0] == 't' ? "True" : "False";
+    }
+  } else if (strcmp(t, "none") == 0) {
+    e = new_expr(b, AKG_SKETCH_EXPR_NONE, n);
+    if (e) e->text = "None";
+  } else if (strcmp(t, "parenthesized_expression") == 0) {
+    TSNode inner = ts_node_named_child(n, 0);
+    for (uint32_t i = 0; i < ts_node_named_child_count(n); i++)
+      if (!is_type(ts_node_named_child(n, i), "comment")) {
+        inner = ts_node_named_child(n, i);
+        break;
+      }
+    e = conv_expr(b, inner);
+  } else if (strcmp(t, "list") == 0) {
+    e = new_expr(b, AKG_SKETCH_EXPR_LIST, n);
+    if (e) conv_items(b, e, n);
+  } else if (strcmp(t, "expression_list") == 0) {
+    e = new_expr(b, AKG_SKETCH_EXPR_TUPLE, n);
+    if (e) conv_items(b, e, n);
+  } else if (strcmp(t, "call") == 0) {
+    e = new_expr(b, AKG_SKETCH_EXPR_CALL, n);
+    if (e) {
+      e->text = b_text(b, ts_node_child_by_field_name(n, "function", 8));
+      conv_arguments(b, e, ts_node_child_by_field_name(n, "arguments", 9));
+    }
+  } else if (strcmp(t, "subscript") == 0) {
+    e = new_expr(b, AKG_SKETCH_EXPR_SUBSCRIPT, n);
+    if (e) {
+      e->a = conv_field(b, n, "value");
+      size_t count = 0;
+      uint32_t cc = ts_node_child_count(n);
+      for (uint32_t i = 0; i < cc; i++) {
+        const char *f = ts_node_field_name_for_child(n, i);
+        if (f && strcmp(f, "index") == 0) count++;
+      }
+      e->items = count ? b_alloc(b, count * sizeof *e->items) : NULL;
+      for (uint32_t i = 0; i < cc && !b->err; i++) {
+        const char *f = ts_node_field_name_for_child(n, i);
+        if (f && strcmp(f, "index") == 0) e->items[e->n_items++] = conv_expr(b, ts_node_child(n, i));
+      }
+    }
+  } else if (strcmp(t, "slice") == 0) {
+    e = new_expr(b, AKG_SKETCH_EXPR_SLICE, n);
+    if (e) {
+      e->a = conv_field(b, n, "start");
+      e->b = conv_field(b, n, "stop");
+      e->c = conv_field(b, n, "step");
+    }
+  } else if (strcmp(t, "unary_operator") == 0 || strcmp(t, "not_operator") == 0) {
+    e = new_expr(b, AKG_SKETCH_EXPR_UNARY, n);
+    if (e) {
+      e->text = t[0] == 'n' ? "not" : b_text(b, ts_node_child_by_field_name(n, "operator", 8));
+      e->a = conv_field(b, n, "argument");
+    }
+  } else if (strcmp(t, "binary_operator") == 0 || strcmp(t, "comparison_operator") == 0 ||
+             strcmp(t, "boolean_operator") == 0) {
+    e = new_expr(b, AKG_SKETCH_EXPR_BINARY, n);
+    if (e) {
+      e->text = b_text(b, ts_node_child_by_field_name(n, "operator", 8));
+      e->a = conv_field(b, n, "left");
+      e->b = conv_field(b, n, "right");
+    }
+  } else {
+    b_error(b, node_span(n), "syntax error: unexpected %s", t);
+  }
+  b->depth--;
+  return b->err ? NULL : e;
+}
+
+/* ---- statements -------------------------------------------------------------------- */
+
+typedef struct {
+  sketch_hint *hints;
+  size_t n_hints, cap_hints;
+  const char **comments;
+  size_t n_comments, cap_comments;
+  TSNode first_decorator;
+} sketch_pending;
+
+static bool pending_push_comment(sketch_builder *b, sketch_pending *p, const char *c) {
+  if (p->n_comments == p->cap_comments) {
+    size_t cap = p->cap_comments ? p->cap_comments * 2 : 4;
+    const char **n = realloc(p->comments, cap * sizeof *n);
+    if (!n) {
+      b->err = -ENOMEM;
+      return false;
+    }
+    p->comments = n;
+    p->cap_comments = cap;
+  }
+  p->comments[p->n_comments++] = c;
+  return true;
+}
+
+static void pending_take_comments(sketch_builder *b, sketch_pending *p, sketch_comments *out) {
+  out->n = 0;
+  out->lines = NULL;
+  if (!p->n_comments) return;
+  out->lines = b_alloc(b, p->n_comments * sizeof *out->lines);
+  if (!out->lines) return;
+  memcpy(out->lines, p->comments, p->n_comments * sizeof *out->lines);
+  out->n = p->n_comments;
+  p->n_comments = 0;
+}
+
+static void conv_decorator(sketch_builder *b, sketch_pending *p, TSNode n) {
+  if (p->n_hints == 0) p->first_decorator = n;
+  if (p->n_hints == p->cap_hints) {
+    size_t cap = p->cap_hints ? p->cap_hints * 2 : 4;
+    sketch_hint *h = realloc(p->hints, cap * sizeof *h);
+    if (!h) {
+      b->err = -ENOMEM;
+      return;
+    }
+    p->hints = h;
+    p->cap_hints = cap;
+  }
+  sketch_hint *h = &p->hints[p->n_hints++];
+  memset(h, 0, sizeof *h);
+  TSNode name = ts_node_child_by_field_name(n, "name", 4);
+  h->name = b_text(b, name);
+  h->name_span = node_span(name);
+  h->span = node_span(n);
+  TSNode args = ts_node_child_by_field_name(n, "arguments", 9);
+  uint32_t nc = ts_node_named_child_count(args);
+  h->args = nc ? b_alloc(b, nc * sizeof *h->args) : NULL;
+  h->arg_spans = nc ? b_alloc(b, nc * sizeof *h->arg_spans) : NULL;
+  for (uint32_t i = 0; i < nc && !b->err; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    if (is_type(a, "comment")) continue;
+    if (!is_type(a, "string")) {
+      b_error(b, node_span(a), "@%s arguments must be string literals, e.g. @llm_hint(\"parallel\", \"grididx\")",
+              h->name);
+      return;
+    }
+    h->arg_spans[h->n_args] = node_span(a);
+    h->args[h->n_args++] = unquote(b, a);
+  }
+}
+
+static void conv_block_into(sketch_builder *b, TSNode container, sketch_block *out, sketch_comments *tail,
+                            sketch_pending *inherited);
+
+static void fill_alloc(sketch_builder *b, akg_sketch_stmt *st) {
+  akg_sketch_expr *call = st->value;
+  st->alloc_shape = call->n_items > 0 ? call->items[0] : akg_sketch_expr_kwarg(call, "shape") ? (akg_sketch_expr *)akg_sketch_expr_kwarg(call, "shape") : NULL;
+  const akg_sketch_expr *dt = akg_sketch_expr_kwarg(call, "dtype");
+  if (!dt && call->n_items > 1) dt = call->items[1];
+  if (dt && (dt->kind == AKG_SKETCH_EXPR_NAME || dt->kind == AKG_SKETCH_EXPR_STRING))
+    st->alloc_dtype = akg_dtype_from_name(dt->text);
+  const akg_sketch_expr *h = akg_sketch_expr_kwarg(call, "llm_hint");
+  if (!h) return;
+  if (h->kind == AKG_SKETCH_EXPR_STRING) {
+    st->alloc_hints = b_alloc(b, sizeof *st->alloc_hints);
+    st->alloc_hint_spans = b_alloc(b, sizeof *st->alloc_hint_spans);
+    if (b->err) return;
+    st->alloc_hints[0] = h->text;
+    st->alloc_hint_spans[0] = h->span;
+    st->n_alloc_hints = 1;
+  } else if (h->kind == AKG_SKETCH_EXPR_LIST && h->n_items) {
+    st->alloc_hints = b_alloc(b, h->n_items * sizeof *st->alloc_hints);
+    st->alloc_hint_spans = b_alloc(b, h->n_items * sizeof *st->alloc_hint_spans);
+    if (b->err) return;
+    for (size_t i = 0; i < h->n_items; i++) {
+      if (h->items[i]->kind != AKG_SKETCH_EXPR_STRING) continue; /* the checker reports it */
+      st->alloc_hint_spans[st->n_alloc_hints] = h->items[i]->span;
+      st->alloc_hints[st->n_alloc_hints++] = h->items[i]->text;
+    }
+  }
+}
+
+static void fill_range(akg_sketch_stmt *st) {
+  akg_sketch_expr *it = st->iter;
+  if (!it || it->kind != AKG_SKETCH_EXPR_CALL || strcmp(it->text, "range") != 0 || it->n_kw) return;
+  if (it->n_items == 1) {
+    st->stop = it->items[0];
+  } else if (it->n_items == 2 || it->n_items == 3) {
+    st->start = it->items[0];
+    st->stop = it->items[1];
+    st->step = it->n_items == 3 ? it->items[2] : NULL;
+  }
+}
+
+static akg_sketch_stmt *conv_statement(sketch_builder *b, TSNode n, sketch_pending *p) {
+  akg_sketch_stmt *st = b_alloc(b, sizeof *st);
+  if (!st) return NULL;
+  st->span = node_span(n);
+  if (p->n_hints) {
+    st->hints = b_alloc(b, p->n_hints * sizeof *st->hints);
+    if (!st->hints) return NULL;
+    memcpy(st->hints, p->hints, p->n_hints * sizeof *st->hints);
+    st->n_hints = p->n_hints;
+    p->n_hints = 0;
+  }
+  pending_take_comments(b, p, &st->leading);
+  const char *t = ts_node_type(n);
+  if (strcmp(t, "for_statement") == 0) {
+    st->kind = AKG_SKETCH_STMT_FOR;
+    TSNode var = ts_node_child_by_field_name(n, "variable", 8);
+    st->var = b_text(b, var);
+    st->var_span = node_span(var);
+    st->iter = conv_field(b, n, "iterable");
+    fill_range(st);
+    sketch_pending inner = {0};
+    conv_block_into(b, n, &st->body[0], &st->tail, &inner);
+    free(inner.hints);
+    free(inner.comments);
+  } else if (strcmp(t, "if_statement") == 0 || strcmp(t, "elif_clause") == 0) {
+    st->kind = AKG_SKETCH_STMT_IF;
+    st->cond = conv_field(b, n, "condition");
+    sketch_pending inner = {0};
+    conv_block_into(b, n, &st->body[0], &st->tail, &inner);
+    free(inner.hints);
+    free(inner.comments);
+    /* alternatives: elif chains become nested IFs in the else branch */
+    uint32_t cc = ts_node_child_count(n);
+    TSNode alts[64];
+    size_t na = 0;
+    for (uint32_t i = 0; i < cc && na < 64; i++) {
+      const char *f = ts_node_field_name_for_child(n, i);
+      if (f && strcmp(f, "alternative") == 0) alts[na++] = ts_node_child(n, i);
+    }
+    akg_sketch_stmt *cur = st;
+    for (size_t i = 0; i < na && !b->err; i++) {
+      if (is_type(alts[i], "elif_clause")) {
+        sketch_pending none = {0};
+        akg_sketch_stmt *elif = conv_statement(b, alts[i], &none);
+        free(none.hints);
+        free(none.comments);
+        if (!elif) break;
+        cur->body[1].items = b_alloc(b, sizeof *cur->body[1].items);
+        if (!cur->body[1].items) break;
+        cur->body[1].items[0] = elif;
+        cur->body[1].n = 1;
+        cur->else_is_elif = true;
+        cur = elif;
+      } else {
+        TSNode blk = ts_node_child_by_field_name(alts[i], "body", 4);
+        sketch_pending inner2 = {0};
+        sketch_comments ignored;
+        conv_block_into(b, ts_node_is_null(blk) ? alts[i] : alts[i], &cur->body[1], &ignored, &inner2);
+        free(inner2.hints);
+        free(inner2.comments);
+      }
+    }
+  } else if (strcmp(t, "load_statement") == 0 || strcmp(t, "store_statement") == 0) {
+    st->kind = t[0] == 'l' ? AKG_SKETCH_STMT_LOAD : AKG_SKETCH_STMT_STORE;
+    st->src = conv_field(b, n, "source");
+    st->dst = conv_field(b, n, "target");
+    uint32_t cc = ts_node_child_count(n);
+    size_t no = 0;
+    for (uint32_t i = 0; i < cc; i++) {
+      const char *f = ts_node_field_name_for_child(n, i);
+      if (f && strcmp(f, "option") == 0) no++;
+    }
+    if (no) {
+      st->opt_names = b_alloc(b, no * sizeof *st->opt_names);
+      st->opt_spans = b_alloc(b, no * sizeof *st->opt_spans);
+      st->opt_values = b_alloc(b, no * sizeof *st->opt_values);
+    }
+    for (uint32_t i = 0; i < cc && !b->err; i++) {
+      const char *f = ts_node_field_name_for_child(n, i);
+      if (!f || strcmp(f, "option") != 0) continue;
+      TSNode kw = ts_node_child(n, i);
+      TSNode name = ts_node_child_by_field_name(kw, "name", 4);
+      st->opt_names[st->n_opts] = b_text(b, name);
+      st->opt_spans[st->n_opts] = node_span(name);
+      st->opt_values[st->n_opts] = conv_field(b, kw, "value");
+      st->n_opts++;
+    }
+  } else if (strcmp(t, "assignment") == 0) {
+    st->kind = AKG_SKETCH_STMT_ASSIGN;
+    TSNode left = ts_node_child_by_field_name(n, "left", 4);
+    if (is_type(left, "pattern_list")) {
+      uint32_t nc = ts_node_named_child_count(left);
+      st->targets = b_alloc(b, nc * sizeof *st->targets);
+      st->target_spans = b_alloc(b, nc * sizeof *st->target_spans);
+      for (uint32_t i = 0; i < nc && !b->err; i++) {
+        TSNode c = ts_node_named_child(left, i);
+        if (is_type(c, "comment")) continue;
+        st->target_spans[st->n_targets] = node_span(c);
+        st->targets[st->n_targets++] = b_text(b, c);
+      }
+    } else {
+      st->targets = b_alloc(b, sizeof *st->targets);
+      st->target_spans = b_alloc(b, sizeof *st->target_spans);
+      if (!b->err) {
+        st->targets[0] = b_text(b, left);
+        st->target_spans[0] = node_span(left);
+        st->n_targets = 1;
+      }
+    }
+    st->op = b_text(b, ts_node_child_by_field_name(n, "operator", 8));
+    st->value = conv_field(b, n, "right");
+    if (!b->err && st->value && st->value->kind == AKG_SKETCH_EXPR_CALL && strcmp(st->value->text, "alloc") == 0 &&
+        st->n_targets == 1 && strcmp(st->op, "=") == 0) {
+      st->kind = AKG_SKETCH_STMT_ALLOC;
+      fill_alloc(b, st);
+    }
+  } else if (strcmp(t, "expression_statement") == 0) {
+    st->kind = AKG_SKETCH_STMT_CALL;
+    st->value = conv_expr(b, ts_node_named_child(n, 0));
+  } else if (strcmp(t, "pass_statement") == 0) {
+    st->kind = AKG_SKETCH_STMT_PASS;
+  } else {
+    b_error(b, st->span, "syntax error: unexpected %s", t);
+  }
+  return b->err ? NULL : st;
+}
+
+static bool is_statement_type(const char *t) {
+  static const char *types[] = {"for_statement",   "if_statement",         "load_statement", "store_statement",
+                                "assignment",      "expression_statement", "pass_statement"};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    if (strcmp(t, types[i]) == 0) return true;
+  return false;
+}
+
+typedef struct {
+  akg_sketch_stmt **items;
+  size_t n, cap;
+} stmt_vec;
+
+static void vec_push(sketch_builder *b, stmt_vec *v, akg_sketch_stmt *st) {
+  if (v->n == v->cap) {
+    size_t cap = v->cap ? v->cap * 2 : 8;
+    akg_sketch_stmt **items = realloc(v->items, cap * sizeof *items);
+    if (!items) {
+      b->err = -ENOMEM;
+      return;
+    }
+    v->items = items;
+    v->cap = cap;
+  }
+  v->items[v->n++] = st;
+}
+
+/* Walks the statements of container: the children of a `block` node (when
+ * container is a for/if/else node, its own comments first, then its block). */
+static void conv_children(sketch_builder *b, TSNode container, stmt_vec *v, sketch_pending *p,
+                          akg_sketch_stmt **last) {
+  uint32_t cc = ts_node_child_count(container);
+  for (uint32_t i = 0; i < cc && !b->err; i++) {
+    TSNode c = ts_node_child(container, i);
+    const char *t = ts_node_type(c);
+    if (strcmp(t, "comment") == 0) {
+      const char *text = b_text(b, c);
+      if (*last && !(*last)->trailing && ts_node_start_point(c).row == (*last)->span.end_line &&
+          (*last)->kind != AKG_SKETCH_STMT_FOR && (*last)->kind != AKG_SKETCH_STMT_IF)
+        (*last)->trailing = text;
+      else
+        pending_push_comment(b, p, text);
+    } else if (strcmp(t, "decorator") == 0) {
+      conv_decorator(b, p, c);
+    } else if (strcmp(t, "block") == 0) {
+      conv_children(b, c, v, p, last);
+    } else if (is_statement_type(t)) {
+      akg_sketch_stmt *st = conv_statement(b, c, p);
+      if (st) {
+        vec_push(b, v, st);
+        *last = st;
+      }
+    }
+  }
+}
+
+static void finish_block(sketch_builder *b, stmt_vec *v, sketch_pending *p, sketch_block *out,
+                         sketch_comments *tail) {
+  if (p->n_hints && !b->err)
+    b_error(b, node_span(p->first_decorator), "@%s is not followed by a statement it could apply to",
+            p->hints[0].name);
+  out->n = 0;
+  out->items = NULL;
+  if (v->n) {
+    out->items = b_alloc(b, v->n * sizeof *out->items);
+    if (out->items) {
+      memcpy(out->items, v->items, v->n * sizeof *out->items);
+      out->n = v->n;
+    }
+  }
+  pending_take_comments(b, p, tail);
+  free(v->items);
+}
+
+static void conv_block_into(sketch_builder *b, TSNode container, sketch_block *out, sketch_comments *tail,
+                            sketch_pending *p) {
+  stmt_vec v = {0};
+  akg_sketch_stmt *last = NULL;
+  uint32_t cc = ts_node_child_count(container);
+  for (uint32_t i = 0; i < cc && !b->err; i++) {
+    TSNode c = ts_node_child(container, i);
+    const char *t = ts_node_type(c);
+    if (strcmp(t, "comment") == 0) {
+      pending_push_comment(b, p, b_text(b, c));
+    } else if (strcmp(t, "block") == 0) {
+      conv_children(b, c, &v, p, &last);
+      break; /* alternatives of an if are handled by the caller */
+    }
+  }
+  finish_block(b, &v, p, out, tail);
+}
+
+/* ---- header sections ----------------------------------------------------------------- */
+
+static size_t count_field(TSNode n, const char *field) {
+  size_t k = 0;
+  uint32_t cc = ts_node_child_count(n);
+  for (uint32_t i = 0; i < cc; i++) {
+    const char *f = ts_node_field_name_for_child(n, i);
+    if (f && strcmp(f, field) == 0) k++;
+  }
+  return k;
+}
+
+static void *grow(sketch_builder *b, void *items, size_t *n, size_t add, size_t elem) {
+  /* Header arrays are rebuilt in the arena; headers are small. */
+  void *p = b_alloc(b, (*n + add) * elem);
+  if (!p) return items;
+  if (*n) memcpy(p, items, *n * elem);
+  return p;
+}
+
+static void conv_section(sketch_builder *b, TSNode n) {
+  akg_sketch *s = b->s;
+  const char *t = ts_node_type(n);
+  uint32_t cc = ts_node_child_count(n);
+  if (strcmp(t, "symbols_section") == 0) {
+    s->symbols = grow(b, s->symbols, &s->n_symbols, count_field(n, "symbol"), sizeof *s->symbols);
+    for (uint32_t i = 0; i < cc && !b->err; i++) {
+      const char *f = ts_node_field_name_for_child(n, i);
+      if (!f || strcmp(f, "symbol") != 0) continue;
+      TSNode c = ts_node_child(n, i);
+      s->symbols[s->n_symbols].name = b_text(b, c);
+      s->symbols[s->n_symbols].span = node_span(c);
+      s->n_symbols++;
+    }
+  } else if (strcmp(t, "tensors_section") == 0) {
+    s->tensors = grow(b, s->tensors, &s->n_tensors, count_field(n, "tensor"), sizeof *s->tensors);
+    for (uint32_t i = 0; i < cc && !b->err; i++) {
+      const char *f = ts_node_field_name_for_child(n, i);
+      if (!f || strcmp(f, "tensor") != 0) continue;
+      TSNode c = ts_node_child(n, i);
+      sketch_tensor *tn = &s->tensors[s->n_tensors];
+      memset(tn, 0, sizeof *tn);
+      TSNode name = ts_node_child_by_field_name(c, "name", 4);
+      TSNode dtype = ts_node_child_by_field_name(c, "dtype", 5);
+      TSNode shape = ts_node_child_by_field_name(c, "shape", 5);
+      tn->name = b_text(b, name);
+      tn->span = node_span(name);
+      tn->dtype_text = b_text(b, dtype);
+      tn->dtype_span = node_span(dtype);
+      tn->dtype = akg_dtype_from_name(tn->dtype_text);
+      if (!ts_node_is_null(shape)) {
+        tn->has_shape = true;
+        tn->shape_span = node_span(shape);
+        size_t nd = count_field(shape, "dimension");
+        tn->dims = nd ? b_alloc(b, nd * sizeof *tn->dims) : NULL;
+        uint32_t sc = ts_node_child_count(shape);
+        for (uint32_t k = 0; k < sc && !b->err; k++) {
+          const char *ff = ts_node_field_name_for_child(shape, k);
+          if (ff && strcmp(ff, "dimension") == 0) tn->dims[tn->rank++] = conv_expr(b, ts_node_child(shape, k));
+        }
+      }
+      s->n_tensors++;
+    }
+  } else if (strcmp(t, "constexpr_section") == 0) {
+    s->consts = grow(b, s->consts, &s->n_consts, count_field(n, "constant"), sizeof *s->consts);
+    for (uint32_t i = 0; i < cc && !b->err; i++) {
+      const char *f = ts_node_field_name_for_child(n, i);
+      if (!f || strcmp(f, "constant") != 0) continue;
+      TSNode c = ts_node_child(n, i);
+      sketch_const *k = &s->consts[s->n_consts];
+      memset(k, 0, sizeof *k);
+      TSNode name = ts_node_child_by_field_name(c, "name", 4);
+      k->name = b_text(b, name);
+      k->span = node_span(name);
+      k->value = conv_field(b, c, "value");
+      k->tunable = k->value && k->value->kind == AKG_SKETCH_EXPR_CALL && strcmp(k->value->text, "tune") == 0;
+      s->n_consts++;
+    }
+  } else if (strcmp(t, "params_section") == 0) {
+    s->params = grow(b, s->params, &s->n_params, count_field(n, "parameter"), sizeof *s->params);
+    for (uint32_t i = 0; i < cc && !b->err; i++) {
+      const char *f = ts_node_field_name_for_child(n, i);
+      if (!f || strcmp(f, "parameter") != 0) continue;
+      TSNode c = ts_node_child(n, i);
+      sketch_param *pm = &s->params[s->n_params];
+      memset(pm, 0, sizeof *pm);
+      TSNode name = ts_node_child_by_field_name(c, "name", 4);
+      TSNode dtype = ts_node_child_by_field_name(c, "dtype", 5);
+      pm->name = b_text(b, name);
+      pm->span = node_span(name);
+      if (!ts_node_is_null(dtype)) {
+        pm->dtype_text = b_text(b, dtype);
+        pm->dtype_span = node_span(dtype);
+        pm->dtype = akg_dtype_from_name(pm->dtype_text);
+      }
+      pm->def = conv_field(b, c, "value");
+      s->n_params++;
+    }
+  }
+}
+
+static akg_sketch *conv_sketch(sketch_builder *b, TSNode n, sketch_comments *leading) {
+  sketch_arena arena = {0};
+  akg_sketch *s = sketch_arena_alloc(&arena, sizeof *s);
+  if (!s) {
+    sketch_arena_release(&arena);
+    b->err = -ENOMEM;
+    return NULL;
+  }
+  s->arena = arena;
+  b->s = s;
+  s->span = node_span(n);
+  TSNode name = ts_node_child_by_field_name(n, "name", 4);
+  s->name = b_text(b, name);
+  s->name_span = node_span(name);
+  if (leading && leading->n) {
+    s->leading.lines = b_alloc(b, leading->n * sizeof *s->leading.lines);
+    for (size_t i = 0; s->leading.lines && i < leading->n; i++) {
+      s->leading.lines[i] = sketch_arena_strndup(&s->arena, leading->lines[i], strlen(leading->lines[i]));
+      if (!s->leading.lines[i]) b->err = -ENOMEM;
+    }
+    if (!b->err) s->leading.n = leading->n;
+  }
+  stmt_vec v = {0};
+  sketch_pending p = {0};
+  akg_sketch_stmt *last = NULL;
+  bool in_header = true;
+  uint32_t cc = ts_node_child_count(n);
+  for (uint32_t i = 0; i < cc && !b->err; i++) {
+    TSNode c = ts_node_child(n, i);
+    const char *t = ts_node_type(c);
+    if (strstr(t, "_section")) {
+      conv_section(b, c);
+      if (p.n_comments) {
+        /* comments among the header sections stay in the header */
+        sketch_comments hc;
+        pending_take_comments(b, &p, &hc);
+        const char **all = b_alloc(b, (s->header.n + hc.n) * sizeof *all);
+        if (all) {
+          if (s->header.n) memcpy(all, s->header.lines, s->header.n * sizeof *all);
+          memcpy(all + s->header.n, hc.lines, hc.n * sizeof *all);
+          s->header.lines = all;
+          s->header.n += hc.n;
+        }
+      }
+      continue;
+    }
+    if (strcmp(t, "comment") == 0 && in_header && ts_node_start_point(c).row == s->span.line) {
+      continue; /* a comment after `sketch NAME {` is dropped with the brace line */
+    }
+    if (strcmp(t, "comment") == 0) {
+      const char *text = b_text(b, c);
+      if (last && !last->trailing && ts_node_start_point(c).row == last->span.end_line &&
+          last->kind != AKG_SKETCH_STMT_FOR && last->kind != AKG_SKETCH_STMT_IF)
+        last->trailing = text;
+      else
+        pending_push_comment(b, &p, text);
+    } else if (strcmp(t, "decorator") == 0) {
+      in_header = false;
+      conv_decorator(b, &p, c);
+    } else if (is_statement_type(t)) {
+      in_header = false;
+      akg_sketch_stmt *st = conv_statement(b, c, &p);
+      if (st) {
+        vec_push(b, &v, st);
+        last = st;
+      }
+    }
+  }
+  finish_block(b, &v, &p, &s->body, &s->tail);
+  free(p.hints);
+  free(p.comments);
+  return s;
+}
+
+/* ---- entry points ---------------------------------------------------------------------- */
+
+int akg_sketch_parse_all(const char *text, size_t len, akg_sketch ***out, size_t *count,
+                         akg_sketch_diag_list *diags) {
+  *out = NULL;
+  *count = 0;
+  akg_sketch_span top = {0, 0, 0, 0};
+  if (len > AKG_SKETCH_MAX_TEXT) {
+    akg_sketch_diag_add(diags, AKG_SKETCH_ERROR, top, "sketch text is %zu bytes; the limit is %u bytes", len,
+                        AKG_SKETCH_MAX_TEXT);
+    return -E2BIG;
+  }
+  if (memchr(text, '\0', len)) {
+    const char *z = memchr(text, '\0', len);
+    uint32_t line = 0, col = 0;
+    for (const char *p = text; p < z; p++) {
+      if (*p == '\n') line++, col = 0;
+      else col++;
+    }
+    akg_sketch_span sp = {line, col, line, col + 1};
+    akg_sketch_diag_add(diags, AKG_SKETCH_ERROR, sp, "sketch text contains a NUL byte");
+    return -EINVAL;
+  }
+  TSParser *parser = ts_parser_new();
+  if (!parser) return -ENOMEM;
+  ts_parser_set_language(parser, (const TSLanguage *)tree_sitter_sketch());
+  TSTree *tree = ts_parser_parse_string(parser, NULL, text, (uint32_t)len);
+  ts_parser_delete(parser);
+  if (!tree) return -ENOMEM;
+  TSNode root = ts_tree_root_node(tree);
+  sketch_builder b = {.text = text, .diags = diags};
+  if (ts_node_has_error(root)) {
+    report_syntax_errors(&b, root);
+    if (!b.err) {
+      akg_sketch_span sp = node_span(root);
+      b_error(&b, sp, "syntax error%s", "");
+    }
+    ts_tree_delete(tree);
+    sketch_diag_sort(diags);
+    return b.err == -ENOMEM ? -ENOMEM : -EINVAL;
+  }
+  uint32_t cc = ts_node_named_child_count(root);
+  size_t ns = 0;
+  for (uint32_t i = 0; i < cc; i++)
+    if (is_type(ts_node_named_child(root, i), "sketch")) ns++;
+  if (ns == 0) {
+    akg_sketch_span sp = {0, 0, 0, 0};
+    b_error(&b, sp, "no sketch found: a sketch starts with `sketch NAME {`%s", "");
+    ts_tree_delete(tree);
+    return -EINVAL;
+  }
+  akg_sketch **list = calloc(ns, sizeof *list);
+  if (!list) {
+    ts_tree_delete(tree);
+    return -ENOMEM;
+  }
+  const char *pending[64];
+  size_t npending = 0;
+  size_t k = 0;
+  for (uint32_t i = 0; i < cc && !b.err; i++) {
+    TSNode c = ts_node_named_child(root, i);
+    if (is_type(c, "comment")) {
+      if (npending < 64) {
+        uint32_t s0 = ts_node_start_byte(c);
+        pending[npending++] = text + s0; /* copied below, bounded by the node */
+      }
+      continue;
+    }
+    /* leading comments: copy them out of the text before conversion */
+    sketch_comments lead = {0};
+    char *copies[64];
+    size_t nc2 = 0;
+    for (size_t j = 0; j < npending; j++) {
+      const char *st = pending[j];
+      size_t l = strcspn(st, "\r\n");
+      copies[nc2] = malloc(l + 1);
+      if (!copies[nc2]) continue;
+      memcpy(copies[nc2], st, l);
+      copies[nc2][l] = '\0';
+      nc2++;
+    }
+    lead.lines = (const char **)copies;
+    lead.n = nc2;
+    b.s = NULL;
+    b.depth = 0;
+    akg_sketch *s = conv_sketch(&b, c, &lead);
+    for (size_t j = 0; j < nc2; j++) free(copies[j]);
+    npending = 0;
+    if (s) list[k++] = s;
+  }
+  ts_tree_delete(tree);
+  sketch_diag_sort(diags);
+  if (b.err) {
+    for (size_t i = 0; i < k; i++) akg_sketch_free(list[i]);
+    if (b.s && (k == 0 || list[k - 1] != b.s)) akg_sketch_free(b.s);
+    free(list);
+    return b.err;
+  }
+  *out = list;
+  *count = k;
+  return 0;
+}
+
+int akg_sketch_parse(const char *text, size_t len, akg_sketch **out, akg_sketch_diag_list *diags) {
+  akg_sketch **list;
+  size_t n;
+  *out = NULL;
+  int rc = akg_sketch_parse_all(text, len, &list, &n, diags);
+  if (rc) return rc;
+  *out = list[0];
+  for (size_t i = 1; i < n; i++) akg_sketch_free(list[i]);
+  free(list);
+  return 0;
+}
