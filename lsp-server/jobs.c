@@ -307,6 +307,7 @@ int akg_lsp_jobs_start(akg_lsp_server *s, const akg_lsp_job_request *req, long l
     opts.workflow = req->workflow;
     opts.kernel_path = req->kernel_path;
     opts.provider = s->settings.provider;
+    opts.verify_timeout_s = s->settings.verify_timeout_s;
     akg_job *job = NULL;
     int rc = akg_job_start(engine, &opts, on_event, j, &job, err, errlen);
     if (rc != AKG_OK) {

@@ -563,6 +563,7 @@ static void handle_request(akg_lsp_server *s, akg_lsp_message *m) {
     if (!method || !method->is_request) {
         char msg[300];
         snprintf(msg, sizeof msg, "unknown method %.200s", m->method);
+        akg_lsp_log_info("%s", msg);
         send_error(s, m->id, AKG_RPC_METHOD_NOT_FOUND, msg);
         return;
     }

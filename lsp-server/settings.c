@@ -139,6 +139,13 @@ int akg_lsp_settings_apply(akg_lsp_settings *s, const cJSON *obj) {
         changed |= AKG_LSP_SETTINGS_ENGINE;
     if (set_int(&s->max_jobs, cJSON_GetObjectItemCaseSensitive(obj, "maxJobs"), "maxJobs", 0, 64))
         changed |= AKG_LSP_SETTINGS_ENGINE;
+    const cJSON *vt = cJSON_GetObjectItemCaseSensitive(obj, "verifyTimeout");
+    if (vt) {
+        if (cJSON_IsNumber(vt) && vt->valuedouble >= 0 && vt->valuedouble <= 86400)
+            s->verify_timeout_s = vt->valuedouble;
+        else
+            akg_lsp_log_warn("setting akg.verifyTimeout: expected seconds in [0, 86400]; ignored");
+    }
     const cJSON *ap = cJSON_GetObjectItemCaseSensitive(obj, "autoProbe");
     if (ap) {
         if (cJSON_IsBool(ap)) s->auto_probe = cJSON_IsTrue(ap);

@@ -19,6 +19,7 @@ typedef struct {
     char *store_path;  /* NULL: the engine's default */
     int max_jobs;      /* 0: the engine's default */
     int auto_probe;    /* run a design-only job when a reference without results opens */
+    double verify_timeout_s; /* per-verification limit; 0: the backend's verify_timeout */
     char *trace;       /* "off", "messages", "verbose" */
 } akg_lsp_settings;
 

@@ -1,6 +1,7 @@
 /* sync.c: see sync.h. */
 #include "sync.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "diagnostics.h"
@@ -8,6 +9,7 @@
 #include "log.h"
 #include "reference_index.h"
 #include "results.h"
+#include "watch.h"
 
 /* autoProbe: a reference with no stored result gets a design-only job, the
  * cheapest run that probes it. Off unless the user turned it on. */
@@ -51,6 +53,17 @@ int akg_lsp_handle_did_open(akg_lsp_server *s, const cJSON *params, cJSON **resu
         return AKG_RPC_REQUEST_FAILED;
     akg_lsp_refindex_ensure(s, doc);
     akg_lsp_diagnostics_publish(s, doc);
+    if (doc->path && akg_lsp_is_reference(s, doc)) {
+        /* Keep noticing changes to it on disk after it closes. */
+        char *dir = akg_strdup(doc->path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash && slash != dir) {
+            *slash = '\0';
+            if (akg_lsp_check_trusted(s, dir, err, errlen) == AKG_OK) akg_lsp_watch_folder(s, dir);
+            err[0] = '\0';
+        }
+        free(dir);
+    }
     maybe_auto_probe(s, doc);
     return 0;
 }

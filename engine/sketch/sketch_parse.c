@@ -51,6 +51,40 @@ static void b_error(sketch_builder *b, akg_sketch_span span, const char *fmt, co
   if (!b->err) b->err = -EINVAL;
 }
 
+
+/* Children of n with their field names. libtree-sitter 0.20's
+ * ts_node_field_name_for_child() misreports fields, so walk a cursor.
+ * Returns a malloc'ed array (caller frees) and stores its length. */
+typedef struct {
+  TSNode node;
+  const char *field;
+} sketch_child;
+
+static sketch_child *children_of(sketch_builder *b, TSNode n, uint32_t *count) {
+  uint32_t cc = ts_node_child_count(n);
+  *count = 0;
+  sketch_child *out = malloc((cc ? cc : 1) * sizeof *out);
+  if (!out) {
+    b->err = -ENOMEM;
+    return NULL;
+  }
+  TSTreeCursor cur = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&cur)) {
+    do {
+      if (*count == cc) break;
+      out[*count].node = ts_tree_cursor_current_node(&cur);
+      out[*count].field = ts_tree_cursor_current_field_name(&cur);
+      (*count)++;
+    } while (ts_tree_cursor_goto_next_sibling(&cur));
+  }
+  ts_tree_cursor_delete(&cur);
+  return out;
+}
+
+static bool field_is(const sketch_child *c, const char *field) { return c->field && strcmp(c->field, field) == 0; }
+
+static bool is_statement_type(const char *t);
+
 /* ---- syntax errors ---------------------------------------------------------- */
 
 static void describe_token(const char *text, TSNode n, char *out, size_t cap) {
@@ -83,19 +117,78 @@ static void report_syntax_errors(sketch_builder *b, TSNode root) {
       if (missing) {
         b_error(b, sp, "syntax error: missing '%s'", ts_node_type(n));
       } else {
-        TSNode leaf = n;
-        while (ts_node_child_count(leaf) > 0) leaf = ts_node_child(leaf, 0);
-        describe_token(b->text, leaf, tok, sizeof tok);
-        akg_sketch_span lsp = node_span(leaf);
+        /* The ERROR node wraps what parsed before the failure; the token
+         * that could not be placed is its last leaf. A block header
+         * without its ':' is the commonest slip and gets its own message. */
+        uint32_t cc = ts_node_child_count(n);
+        int kw = -1;
+        bool colon_after = false;
+        for (uint32_t i = 0; i < cc; i++) {
+          TSNode ch = ts_node_child(n, i);
+          const char *ct = ts_node_type(ch);
+          if (!ts_node_is_named(ch) && (!strcmp(ct, "for") || !strcmp(ct, "if") || !strcmp(ct, "elif") ||
+                                        !strcmp(ct, "else"))) {
+            kw = (int)i;
+            colon_after = false;
+          } else if (!strcmp(ct, ":")) {
+            colon_after = true;
+          }
+        }
         TSNode parent = ts_node_parent(n);
         const char *where = ts_node_is_null(parent) ? "source_file" : ts_node_type(parent);
-        char msg[160];
-        snprintf(msg, sizeof msg, "syntax error: unexpected '%s' in %s", tok,
-                 strcmp(where, "source_file") == 0 ? "the file (expected `sketch NAME { ... }`)"
-                 : strcmp(where, "sketch") == 0    ? "the sketch body"
-                 : strcmp(where, "block") == 0     ? "this block"
-                                                   : where);
-        b_error(b, lsp, "%s", msg);
+        if (kw >= 0 && !colon_after) {
+          TSNode kwn = ts_node_child(n, (uint32_t)kw);
+          uint32_t row = ts_node_start_point(kwn).row;
+          TSPoint e = ts_node_end_point(kwn);
+          TSTreeCursor lc = ts_tree_cursor_new(n);
+          bool go = true;
+          while (go) {
+            TSNode cur_n = ts_tree_cursor_current_node(&lc);
+            if (ts_node_child_count(cur_n) == 0 && ts_node_start_byte(cur_n) >= ts_node_start_byte(kwn) &&
+                ts_node_start_point(cur_n).row == row)
+              e = ts_node_end_point(cur_n);
+            if (ts_tree_cursor_goto_first_child(&lc)) continue;
+            while (!ts_tree_cursor_goto_next_sibling(&lc))
+              if (!ts_tree_cursor_goto_parent(&lc)) {
+                go = false;
+                break;
+              }
+          }
+          ts_tree_cursor_delete(&lc);
+          akg_sketch_span at = {e.row, e.column, e.row, e.column};
+          b_error(b, at, "syntax error: missing ':' at the end of this `%s` line", ts_node_type(kwn));
+        } else {
+          /* the first child that is not a complete section or statement */
+          TSNode leaf = n;
+          bool stray = false;
+          for (uint32_t i = 0; i < cc && !stray; i++) { /* an unbalanced closer is the likeliest culprit */
+            TSNode ch = ts_node_child(n, i);
+            if (!ts_node_is_named(ch) && (!strcmp(ts_node_type(ch), ")") || !strcmp(ts_node_type(ch), "]"))) {
+              leaf = ch;
+              stray = true;
+            }
+          }
+          for (uint32_t i = 0; i < cc && !stray; i++) {
+            TSNode ch = ts_node_child(n, i);
+            const char *ct = ts_node_type(ch);
+            if (strstr(ct, "_section") || is_statement_type(ct) || !strcmp(ct, "decorator") ||
+                !strcmp(ct, "comment"))
+              continue;
+            leaf = ch;
+            break;
+          }
+          bool top = strcmp(where, "source_file") == 0;
+          while (ts_node_child_count(leaf) > 0) leaf = ts_node_child(leaf, 0);
+          describe_token(b->text, leaf, tok, sizeof tok);
+          akg_sketch_span lsp = node_span(leaf);
+          char msg[160];
+          snprintf(msg, sizeof msg, "syntax error: unexpected '%s' in %s", tok,
+                   top                               ? "the file (expected `sketch NAME { ... }`)"
+                   : strcmp(where, "sketch") == 0    ? "the sketch body"
+                   : strcmp(where, "block") == 0     ? "this block"
+                                                     : where);
+          b_error(b, lsp, "%s", msg);
+        }
       }
       reported++;
       descend = false; /* one report per error subtree */
@@ -276,17 +369,14 @@ static akg_sketch_expr *conv_expr(sketch_builder *b, TSNode n) {
     e = new_expr(b, AKG_SKETCH_EXPR_SUBSCRIPT, n);
     if (e) {
       e->a = conv_field(b, n, "value");
+      uint32_t cc;
+      sketch_child *ch = children_of(b, n, &cc);
       size_t count = 0;
-      uint32_t cc = ts_node_child_count(n);
-      for (uint32_t i = 0; i < cc; i++) {
-        const char *f = ts_node_field_name_for_child(n, i);
-        if (f && strcmp(f, "index") == 0) count++;
-      }
+      for (uint32_t i = 0; ch && i < cc; i++) count += field_is(&ch[i], "index");
       e->items = count ? b_alloc(b, count * sizeof *e->items) : NULL;
-      for (uint32_t i = 0; i < cc && !b->err; i++) {
-        const char *f = ts_node_field_name_for_child(n, i);
-        if (f && strcmp(f, "index") == 0) e->items[e->n_items++] = conv_expr(b, ts_node_child(n, i));
-      }
+      for (uint32_t i = 0; ch && i < cc && !b->err; i++)
+        if (field_is(&ch[i], "index")) e->items[e->n_items++] = conv_expr(b, ch[i].node);
+      free(ch);
     }
   } else if (strcmp(t, "slice") == 0) {
     e = new_expr(b, AKG_SKETCH_EXPR_SLICE, n);
@@ -462,13 +552,13 @@ static akg_sketch_stmt *conv_statement(sketch_builder *b, TSNode n, sketch_pendi
     free(inner.hints);
     free(inner.comments);
     /* alternatives: elif chains become nested IFs in the else branch */
-    uint32_t cc = ts_node_child_count(n);
+    uint32_t cc;
+    sketch_child *ch = children_of(b, n, &cc);
     TSNode alts[64];
     size_t na = 0;
-    for (uint32_t i = 0; i < cc && na < 64; i++) {
-      const char *f = ts_node_field_name_for_child(n, i);
-      if (f && strcmp(f, "alternative") == 0) alts[na++] = ts_node_child(n, i);
-    }
+    for (uint32_t i = 0; ch && i < cc && na < 64; i++)
+      if (field_is(&ch[i], "alternative")) alts[na++] = ch[i].node;
+    free(ch);
     akg_sketch_stmt *cur = st;
     for (size_t i = 0; i < na && !b->err; i++) {
       if (is_type(alts[i], "elif_clause")) {
@@ -496,27 +586,25 @@ static akg_sketch_stmt *conv_statement(sketch_builder *b, TSNode n, sketch_pendi
     st->kind = t[0] == 'l' ? AKG_SKETCH_STMT_LOAD : AKG_SKETCH_STMT_STORE;
     st->src = conv_field(b, n, "source");
     st->dst = conv_field(b, n, "target");
-    uint32_t cc = ts_node_child_count(n);
+    uint32_t cc;
+    sketch_child *ch = children_of(b, n, &cc);
     size_t no = 0;
-    for (uint32_t i = 0; i < cc; i++) {
-      const char *f = ts_node_field_name_for_child(n, i);
-      if (f && strcmp(f, "option") == 0) no++;
-    }
+    for (uint32_t i = 0; ch && i < cc; i++) no += field_is(&ch[i], "option");
     if (no) {
       st->opt_names = b_alloc(b, no * sizeof *st->opt_names);
       st->opt_spans = b_alloc(b, no * sizeof *st->opt_spans);
       st->opt_values = b_alloc(b, no * sizeof *st->opt_values);
     }
-    for (uint32_t i = 0; i < cc && !b->err; i++) {
-      const char *f = ts_node_field_name_for_child(n, i);
-      if (!f || strcmp(f, "option") != 0) continue;
-      TSNode kw = ts_node_child(n, i);
+    for (uint32_t i = 0; ch && i < cc && !b->err; i++) {
+      if (!field_is(&ch[i], "option")) continue;
+      TSNode kw = ch[i].node;
       TSNode name = ts_node_child_by_field_name(kw, "name", 4);
       st->opt_names[st->n_opts] = b_text(b, name);
       st->opt_spans[st->n_opts] = node_span(name);
       st->opt_values[st->n_opts] = conv_field(b, kw, "value");
       st->n_opts++;
     }
+    free(ch);
   } else if (strcmp(t, "assignment") == 0) {
     st->kind = AKG_SKETCH_STMT_ASSIGN;
     TSNode left = ts_node_child_by_field_name(n, "left", 4);
@@ -651,13 +739,9 @@ static void conv_block_into(sketch_builder *b, TSNode container, sketch_block *o
 
 /* ---- header sections ----------------------------------------------------------------- */
 
-static size_t count_field(TSNode n, const char *field) {
+static size_t count_field(const sketch_child *ch, uint32_t cc, const char *field) {
   size_t k = 0;
-  uint32_t cc = ts_node_child_count(n);
-  for (uint32_t i = 0; i < cc; i++) {
-    const char *f = ts_node_field_name_for_child(n, i);
-    if (f && strcmp(f, field) == 0) k++;
-  }
+  for (uint32_t i = 0; ch && i < cc; i++) k += field_is(&ch[i], field);
   return k;
 }
 
@@ -672,23 +756,23 @@ static void *grow(sketch_builder *b, void *items, size_t *n, size_t add, size_t 
 static void conv_section(sketch_builder *b, TSNode n) {
   akg_sketch *s = b->s;
   const char *t = ts_node_type(n);
-  uint32_t cc = ts_node_child_count(n);
+  uint32_t cc;
+  sketch_child *ch = children_of(b, n, &cc);
+  if (!ch) return;
   if (strcmp(t, "symbols_section") == 0) {
-    s->symbols = grow(b, s->symbols, &s->n_symbols, count_field(n, "symbol"), sizeof *s->symbols);
+    s->symbols = grow(b, s->symbols, &s->n_symbols, count_field(ch, cc, "symbol"), sizeof *s->symbols);
     for (uint32_t i = 0; i < cc && !b->err; i++) {
-      const char *f = ts_node_field_name_for_child(n, i);
-      if (!f || strcmp(f, "symbol") != 0) continue;
-      TSNode c = ts_node_child(n, i);
+      if (!field_is(&ch[i], "symbol")) continue;
+      TSNode c = ch[i].node;
       s->symbols[s->n_symbols].name = b_text(b, c);
       s->symbols[s->n_symbols].span = node_span(c);
       s->n_symbols++;
     }
   } else if (strcmp(t, "tensors_section") == 0) {
-    s->tensors = grow(b, s->tensors, &s->n_tensors, count_field(n, "tensor"), sizeof *s->tensors);
+    s->tensors = grow(b, s->tensors, &s->n_tensors, count_field(ch, cc, "tensor"), sizeof *s->tensors);
     for (uint32_t i = 0; i < cc && !b->err; i++) {
-      const char *f = ts_node_field_name_for_child(n, i);
-      if (!f || strcmp(f, "tensor") != 0) continue;
-      TSNode c = ts_node_child(n, i);
+      if (!field_is(&ch[i], "tensor")) continue;
+      TSNode c = ch[i].node;
       sketch_tensor *tn = &s->tensors[s->n_tensors];
       memset(tn, 0, sizeof *tn);
       TSNode name = ts_node_child_by_field_name(c, "name", 4);
@@ -702,22 +786,21 @@ static void conv_section(sketch_builder *b, TSNode n) {
       if (!ts_node_is_null(shape)) {
         tn->has_shape = true;
         tn->shape_span = node_span(shape);
-        size_t nd = count_field(shape, "dimension");
+        uint32_t sc;
+        sketch_child *sch = children_of(b, shape, &sc);
+        size_t nd = count_field(sch, sc, "dimension");
         tn->dims = nd ? b_alloc(b, nd * sizeof *tn->dims) : NULL;
-        uint32_t sc = ts_node_child_count(shape);
-        for (uint32_t k = 0; k < sc && !b->err; k++) {
-          const char *ff = ts_node_field_name_for_child(shape, k);
-          if (ff && strcmp(ff, "dimension") == 0) tn->dims[tn->rank++] = conv_expr(b, ts_node_child(shape, k));
-        }
+        for (uint32_t k = 0; sch && k < sc && !b->err; k++)
+          if (field_is(&sch[k], "dimension")) tn->dims[tn->rank++] = conv_expr(b, sch[k].node);
+        free(sch);
       }
       s->n_tensors++;
     }
   } else if (strcmp(t, "constexpr_section") == 0) {
-    s->consts = grow(b, s->consts, &s->n_consts, count_field(n, "constant"), sizeof *s->consts);
+    s->consts = grow(b, s->consts, &s->n_consts, count_field(ch, cc, "constant"), sizeof *s->consts);
     for (uint32_t i = 0; i < cc && !b->err; i++) {
-      const char *f = ts_node_field_name_for_child(n, i);
-      if (!f || strcmp(f, "constant") != 0) continue;
-      TSNode c = ts_node_child(n, i);
+      if (!field_is(&ch[i], "constant")) continue;
+      TSNode c = ch[i].node;
       sketch_const *k = &s->consts[s->n_consts];
       memset(k, 0, sizeof *k);
       TSNode name = ts_node_child_by_field_name(c, "name", 4);
@@ -728,11 +811,10 @@ static void conv_section(sketch_builder *b, TSNode n) {
       s->n_consts++;
     }
   } else if (strcmp(t, "params_section") == 0) {
-    s->params = grow(b, s->params, &s->n_params, count_field(n, "parameter"), sizeof *s->params);
+    s->params = grow(b, s->params, &s->n_params, count_field(ch, cc, "parameter"), sizeof *s->params);
     for (uint32_t i = 0; i < cc && !b->err; i++) {
-      const char *f = ts_node_field_name_for_child(n, i);
-      if (!f || strcmp(f, "parameter") != 0) continue;
-      TSNode c = ts_node_child(n, i);
+      if (!field_is(&ch[i], "parameter")) continue;
+      TSNode c = ch[i].node;
       sketch_param *pm = &s->params[s->n_params];
       memset(pm, 0, sizeof *pm);
       TSNode name = ts_node_child_by_field_name(c, "name", 4);
@@ -748,6 +830,7 @@ static void conv_section(sketch_builder *b, TSNode n) {
       s->n_params++;
     }
   }
+  free(ch);
 }
 
 static akg_sketch *conv_sketch(sketch_builder *b, TSNode n, sketch_comments *leading) {

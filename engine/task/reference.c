@@ -194,6 +194,14 @@ static void expr_free(akg_expr *e)
 
 static akg_expr *build_expr(parse_ctx *c, TSNode n, int depth);
 
+/* identifiers joined by dots (torch.nn.functional), with no call in between */
+static int is_dotted_name(TSNode n)
+{
+    while (node_is(n, "attribute"))
+        n = ts_node_child_by_field_name(n, "object", 6);
+    return node_is(n, "identifier");
+}
+
 static akg_expr *build_call(parse_ctx *c, TSNode n, int depth)
 {
     akg_expr *e = expr_new(c, AKG_EX_CALL, n);
@@ -214,7 +222,7 @@ static akg_expr *build_call(parse_ctx *c, TSNode n, int depth)
         if (node_is(fn, "attribute")) {
             TSNode obj = ts_node_child_by_field_name(fn, "object", 6);
             char *ot = node_text(c, obj);
-            int module = ot && (strcmp(ot, "torch") == 0 || strcmp(ot, "F") == 0 ||
+            int module = ot && is_dotted_name(obj) && (strcmp(ot, "torch") == 0 || strcmp(ot, "F") == 0 ||
                                 strcmp(ot, "nn") == 0 || strncmp(ot, "torch.", 6) == 0 ||
                                 strcmp(ot, "nn.functional") == 0 || strcmp(ot, "math") == 0 ||
                                 strcmp(ot, "self") == 0);

@@ -1,7 +1,5 @@
 """The line protocol: ready event, ping, malformed lines, unknown ops, shutdown, EOF."""
 
-import json
-import os
 import unittest
 
 from harness_client import KernelDir, Worker, reference

@@ -4,8 +4,8 @@ import torch.nn as nn
 BATCH = 4
 CHANNELS = 64
 KERNEL_SIZE = 3
-HEIGHT = 64
-WIDTH = 64
+HEIGHT = 72
+WIDTH = 72
 
 
 class Model(nn.Module):
@@ -30,5 +30,5 @@ def get_init_inputs():
 
 
 def get_inputs_dyn_list():
-    shapes = [(4, 64, 64), (16, 33, 95), (1, 160, 150)]
+    shapes = [(2, 64, 64), (4, 33, 95), (1, 160, 150)]
     return [[torch.randn(batch, CHANNELS, h, w)] for batch, h, w in shapes]

@@ -16,25 +16,35 @@
 
 #include "akg/task.h"
 
-#define AKG_DESIGN_MAX_STEPS 16
 #define AKG_DESIGN_MAX_SCALARS 4
 
 typedef enum { AKG_SCALAR_CONST, AKG_SCALAR_INIT_PARAM } akg_scalar_source;
 
 typedef struct {
-    char name[32];            /* "negative_slope", "alpha", ... */
+    char name[64];            /* "negative_slope", "alpha", ... */
     double value;             /* the value seen in the probe (or the constant) */
     akg_scalar_source source;
     char init_name[64];       /* INIT_PARAM: Model's constructor argument */
     int init_index;
 } akg_scalar;
 
+/* A pointwise design is a small SSA program evaluated once per element:
+ * each node is an input element, a constant, a scalar parameter, or an op
+ * over earlier nodes. */
+#define AKG_DESIGN_MAX_NODES 64
+#define AKG_DESIGN_MAX_INPUTS 8
+
+typedef enum { AKG_PW_INPUT, AKG_PW_CONST, AKG_PW_SCALAR, AKG_PW_OP } akg_pw_kind;
+
 typedef struct {
-    char op[32];              /* canonical pointwise op */
-    char variant[16];         /* gelu: "none" or "tanh" */
-    akg_scalar scalars[AKG_DESIGN_MAX_SCALARS];
-    int n_scalars;
-} akg_pointwise_step;
+    akg_pw_kind kind;
+    char op[24];              /* OP: "add", "relu", "leaky_relu", "gelu_tanh", ... */
+    int args[3];              /* OP: earlier node indices (tensor or scalar nodes) */
+    int n_args;
+    int input;                /* INPUT: forward parameter index */
+    int scalar;               /* SCALAR: index into akg_design.scalars */
+    double value;             /* CONST */
+} akg_pw_node;
 
 typedef enum { AKG_DESIGN_POINTWISE, AKG_DESIGN_SOFTMAX } akg_design_kind;
 
@@ -48,8 +58,14 @@ typedef struct akg_design {
     char op_name[64];         /* for file and sketch names: "relu", "softmax", "gelu_tanh" */
     char dtype[16];           /* "float32" */
     int rank;                 /* rank of the input seen in the probe */
-    akg_pointwise_step steps[AKG_DESIGN_MAX_STEPS];
-    int n_steps;
+    /* pointwise */
+    akg_pw_node nodes[AKG_DESIGN_MAX_NODES];
+    int n_nodes;
+    int result;               /* the node stored to the output */
+    int inputs[AKG_DESIGN_MAX_INPUTS]; /* forward parameter indices read, in kernel order */
+    int n_inputs;
+    akg_scalar scalars[AKG_DESIGN_MAX_SCALARS * 4];
+    int n_scalars;
     /* softmax */
     akg_scalar dim;           /* dim may come from the constructor */
     int log_softmax;

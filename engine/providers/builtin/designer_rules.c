@@ -25,6 +25,7 @@
 #include "akg/akg.h"
 #include "akg/design.h"
 
+/* Ops applied to one tensor with named scalar parameters after it. */
 typedef struct {
     const char *op;
     const char *scalars[3]; /* names, in positional order after the input */
@@ -41,16 +42,27 @@ static const pointwise_rule pointwise_rules[] = {
     {"silu", {0}, {0}, 0},
     {"softplus", {"beta", "threshold"}, {1.0, 20.0}, 2},
     {"elu", {"alpha"}, {1.0}, 1},
+    {"celu", {"alpha"}, {1.0}, 1},
     {"selu", {0}, {0}, 0},
     {"hardtanh", {"min_val", "max_val"}, {-1.0, 1.0}, 2},
     {"hardsigmoid", {0}, {0}, 0},
+    {"hardswish", {0}, {0}, 0},
     {"softsign", {0}, {0}, 0},
     {"relu6", {0}, {0}, 0},
-    {"hardswish", {0}, {0}, 0},
     {"mish", {0}, {0}, 0},
     {"exp", {0}, {0}, 0},
+    {"log", {0}, {0}, 0},
+    {"sqrt", {0}, {0}, 0},
+    {"rsqrt", {0}, {0}, 0},
     {"abs", {0}, {0}, 0},
     {"neg", {0}, {0}, 0},
+    {"sin", {0}, {0}, 0},
+    {"cos", {0}, {0}, 0},
+    {"square", {0}, {0}, 0},
+    {"reciprocal", {0}, {0}, 0},
+    {"sign", {0}, {0}, 0},
+    {"erf", {0}, {0}, 0},
+    {"clamp", {"min", "max"}, {-INFINITY, INFINITY}, 2},
 };
 
 static const pointwise_rule *find_rule(const char *op)
@@ -61,13 +73,20 @@ static const pointwise_rule *find_rule(const char *op)
     return NULL;
 }
 
-/* Ops whose torch name differs from the canonical one. */
+/* torch spellings of the same op. */
 static const char *normalise_op(const char *op)
 {
-    if (strcmp(op, "negative") == 0)
-        return "neg";
-    if (strcmp(op, "hardtanh_") == 0)
-        return "hardtanh";
+    static const struct {
+        const char *from, *to;
+    } aliases[] = {
+        {"negative", "neg"},  {"clip", "clamp"},     {"absolute", "abs"},
+        {"multiply", "mul"},  {"divide", "div"},     {"true_divide", "div"},
+        {"subtract", "sub"},  {"maximum", "max"},    {"minimum", "min"},
+        {"hardtanh_", "hardtanh"}, {"relu_", "relu"}, {"sigmoid_", "sigmoid"},
+    };
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcmp(op, aliases[i].from) == 0)
+            return aliases[i].to;
     return op;
 }
 
@@ -77,6 +96,11 @@ typedef struct {
     char *err;
     size_t errlen;
     akg_range *where;
+    akg_design *d;
+    /* softmax, when forward ends in one */
+    int softmax;  /* 0 none, 1 softmax, 2 log_softmax */
+    int softmax_node;
+    akg_scalar dim;
 } design_ctx;
 
 static int unsupported(design_ctx *c, akg_range r, const char *fmt, const char *what)
@@ -108,10 +132,13 @@ static int probe_init_value(const cJSON *probe, int i, double *out)
     return 0;
 }
 
-/* Resolves a scalar expression to a constant or a constructor argument. */
+/* Resolves a scalar expression to a constant or a constructor argument.
+ * Returns AKG_EINVAL (without a message) when e is not a scalar at all, so
+ * callers can try it as a tensor. */
 static int resolve_scalar(design_ctx *c, const akg_expr *e, const char *name, akg_scalar *out,
                           int depth)
 {
+    memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", name);
     if (!e || depth > 8)
         return AKG_EINVAL;
@@ -120,15 +147,22 @@ static int resolve_scalar(design_ctx *c, const akg_expr *e, const char *name, ak
         out->value = e->number;
         return AKG_OK;
     }
+    if (e->kind == AKG_EX_UNARY && e->name && strcmp(e->name, "-") == 0 && e->n_args == 1) {
+        int rc = resolve_scalar(c, e->args[0], name, out, depth + 1);
+        if (rc == AKG_OK && out->source == AKG_SCALAR_CONST) {
+            out->value = -out->value;
+            return AKG_OK;
+        }
+        return rc ? rc : unsupported(c, e->range, "cannot tell the value of %s", e->text);
+    }
     if (e->kind == AKG_EX_NAME) {
         int idx = akg_reference_init_param(c->ref, e->name);
         if (idx < 0)
-            return unsupported(c, e->range, "cannot tell the value of %s", e->text);
+            return AKG_EINVAL;
         out->source = AKG_SCALAR_INIT_PARAM;
         out->init_index = idx;
         snprintf(out->init_name, sizeof out->init_name, "%s", e->name);
         if (!probe_init_value(c->probe, idx, &out->value)) {
-            /* Not passed by get_init_inputs(): its default must be a number. */
             const char *def = c->ref->init_params[idx].default_text;
             char *end = NULL;
             out->value = def ? strtod(def, &end) : 0;
@@ -142,17 +176,18 @@ static int resolve_scalar(design_ctx *c, const akg_expr *e, const char *name, ak
         strcmp(e->args[0]->name, "self") == 0) {
         const akg_expr *v = akg_reference_attr(c->ref, e->name);
         if (!v)
-            return unsupported(c, e->range, "self.%s is not set in __init__", e->name);
+            return AKG_EINVAL;
         return resolve_scalar(c, v, name, out, depth + 1);
     }
-    return unsupported(c, e->range, "cannot tell the value of %s", e->text ? e->text : "?");
+    return AKG_EINVAL;
 }
 
-/* The argument of call for parameter `name` at positional index pos (counting
- * after the tensor input), or NULL. */
-static const akg_expr *call_arg(const akg_expr *call, size_t first_pos, int pos, const char *name)
+/* The argument of call for parameter `name` at positional index pos, or NULL. */
+static const akg_expr *call_arg(const akg_expr *call, size_t pos, const char *name)
 {
     size_t positional = 0;
+    if (!call)
+        return NULL;
     for (size_t i = 0; i < call->n_args; i++) {
         const akg_expr *a = call->args[i];
         if (!a)
@@ -162,54 +197,80 @@ static const akg_expr *call_arg(const akg_expr *call, size_t first_pos, int pos,
                 return a->args[0];
             continue;
         }
-        if (positional == first_pos + (size_t)pos)
+        if (positional == pos)
             return a;
         positional++;
     }
     return NULL;
 }
 
-/* Fills step's scalars from a functional call (args after the tensor) or a
- * layer constructor (all args). */
-static int fill_scalars(design_ctx *c, const pointwise_rule *rule, const akg_expr *args_from,
-                        size_t first_pos, akg_pointwise_step *step)
+/* ---------- building the SSA ---------- */
+
+static int add_node(design_ctx *c, akg_pw_node n, akg_range r)
 {
-    step->n_scalars = rule->n;
-    for (int i = 0; i < rule->n; i++) {
-        const akg_expr *a = args_from ? call_arg(args_from, first_pos, i, rule->scalars[i]) : NULL;
-        if (!a) {
-            snprintf(step->scalars[i].name, sizeof step->scalars[i].name, "%s", rule->scalars[i]);
-            step->scalars[i].source = AKG_SCALAR_CONST;
-            step->scalars[i].value = rule->defaults[i];
+    akg_design *d = c->d;
+    /* constants and inputs are shared */
+    for (int i = 0; i < d->n_nodes; i++) {
+        const akg_pw_node *m = &d->nodes[i];
+        if (m->kind != n.kind)
             continue;
-        }
-        int rc = resolve_scalar(c, a, rule->scalars[i], &step->scalars[i], 0);
-        if (rc)
-            return rc;
+        if ((n.kind == AKG_PW_CONST && m->value == n.value) ||
+            (n.kind == AKG_PW_INPUT && m->input == n.input) ||
+            (n.kind == AKG_PW_SCALAR && m->scalar == n.scalar))
+            return i;
     }
-    /* gelu's approximate= and the inplace flags are keyword-only strings/bools. */
-    if (strcmp(rule->op, "gelu") == 0) {
-        const akg_expr *ap = args_from ? call_arg(args_from, 99, 0, "approximate") : NULL;
-        snprintf(step->variant, sizeof step->variant, "%s",
-                 ap && ap->kind == AKG_EX_STRING && ap->name ? ap->name : "none");
-        if (strcmp(step->variant, "none") != 0 && strcmp(step->variant, "tanh") != 0)
-            return unsupported(c, ap->range, "gelu approximate=%s", ap->text);
-    }
-    return AKG_OK;
+    if (d->n_nodes >= AKG_DESIGN_MAX_NODES)
+        return unsupported(c, r, "%s", "more than 64 elementwise steps");
+    d->nodes[d->n_nodes] = n;
+    return d->n_nodes++;
 }
 
-/* A value flowing through forward: which input it comes from, and the ops so far. */
-typedef struct {
-    int input;        /* forward parameter index, -1 when not a tensor we track */
-    int n_steps;
-    akg_pointwise_step steps[AKG_DESIGN_MAX_STEPS];
-    int softmax;      /* 0 none, 1 softmax, 2 log_softmax (must be last) */
-    akg_scalar dim;
-} flow;
+static int scalar_node(design_ctx *c, const akg_scalar *s, akg_range r)
+{
+    akg_pw_node n = {0};
+    if (s->source == AKG_SCALAR_CONST) {
+        n.kind = AKG_PW_CONST;
+        n.value = s->value;
+        return add_node(c, n, r);
+    }
+    akg_design *d = c->d;
+    int idx = -1;
+    for (int i = 0; i < d->n_scalars; i++)
+        if (d->scalars[i].source == AKG_SCALAR_INIT_PARAM &&
+            strcmp(d->scalars[i].init_name, s->init_name) == 0)
+            idx = i;
+    if (idx < 0) {
+        if (d->n_scalars >= (int)(sizeof d->scalars / sizeof d->scalars[0]))
+            return unsupported(c, r, "%s", "too many scalar parameters");
+        idx = d->n_scalars++;
+        d->scalars[idx] = *s;
+        snprintf(d->scalars[idx].name, sizeof d->scalars[idx].name, "%s", s->init_name);
+    }
+    n.kind = AKG_PW_SCALAR;
+    n.scalar = idx;
+    return add_node(c, n, r);
+}
+
+static int op_node(design_ctx *c, const char *op, const int *args, int n_args, akg_range r)
+{
+    akg_pw_node n = {0};
+    n.kind = AKG_PW_OP;
+    snprintf(n.op, sizeof n.op, "%s", op);
+    for (int i = 0; i < n_args; i++)
+        n.args[i] = args[i];
+    n.n_args = n_args;
+    return add_node(c, n, r);
+}
+
+static int is_tensor_node(const design_ctx *c, int n)
+{
+    const akg_pw_node *m = &c->d->nodes[n];
+    return m->kind == AKG_PW_INPUT || m->kind == AKG_PW_OP;
+}
 
 typedef struct {
     char name[64];
-    flow value;
+    int node;
 } binding;
 
 #define MAX_BINDINGS 64
@@ -219,144 +280,263 @@ typedef struct {
     int n;
 } env;
 
-static flow *env_get(env *e, const char *name)
+static int env_get(env *e, const char *name)
 {
     for (int i = e->n - 1; i >= 0; i--)
         if (strcmp(e->b[i].name, name) == 0)
-            return &e->b[i].value;
+            return e->b[i].node;
+    return -1;
+}
+
+/* Evaluates e to a node index (>= 0), or returns a negative status after
+ * filling the message. */
+static int eval(design_ctx *c, env *vars, const akg_expr *e, int depth);
+
+static int eval_scalar_or_tensor(design_ctx *c, env *vars, const akg_expr *e, const char *name,
+                                 int depth)
+{
+    akg_scalar s;
+    int rc = resolve_scalar(c, e, name, &s, 0);
+    if (rc == AKG_OK)
+        return scalar_node(c, &s, e->range);
+    if (rc != AKG_EINVAL)
+        return rc;
+    return eval(c, vars, e, depth + 1);
+}
+
+static const char *binop_name(const char *op)
+{
+    if (!strcmp(op, "+"))
+        return "add";
+    if (!strcmp(op, "-"))
+        return "sub";
+    if (!strcmp(op, "*"))
+        return "mul";
+    if (!strcmp(op, "/"))
+        return "div";
+    if (!strcmp(op, "**"))
+        return "pow";
     return NULL;
 }
 
-static int eval_flow(design_ctx *c, env *vars, const akg_expr *e, flow *out, int depth);
-
-static int apply_op(design_ctx *c, env *vars, const akg_expr *call, flow *out, int depth)
+static int eval_call(design_ctx *c, env *vars, const akg_expr *call, int depth)
 {
     const char *op = normalise_op(call->name ? call->name : "");
     const akg_ref_layer *layer = NULL;
-    const akg_expr *tensor_arg = NULL;
-    size_t first_pos = 1;
+    const akg_expr *tensor_arg;
+    /* where scalar arguments are read from, and the positional index of the first */
+    const akg_expr *scalar_src = call;
+    size_t scalar_first = 1;
     if (call->is_layer) {
         layer = akg_reference_layer(c->ref, call->callee + 5);
-        tensor_arg = call->n_args > 0 ? call->args[0] : NULL;
-    } else if (call->method) {
-        tensor_arg = call->args[0];
-        first_pos = 0; /* x.softmax(1): args after the receiver, receiver is args[0] */
+        tensor_arg = call_arg(call, 0, "input");
+        scalar_src = layer ? layer->ctor : NULL;
+        scalar_first = 0;
     } else {
-        tensor_arg = call_arg(call, 0, 0, "input");
+        /* method calls carry the receiver as args[0], like the functional form */
+        tensor_arg = call_arg(call, 0, "input");
     }
     if (!tensor_arg)
         return unsupported(c, call->range, "%s has no tensor argument", call->text);
-    int rc = eval_flow(c, vars, tensor_arg, out, depth + 1);
-    if (rc)
-        return rc;
-    if (out->softmax)
-        return unsupported(c, call->range, "%s after a softmax (only one softmax, last)",
-                           call->text);
-    /* For a method call the receiver sits at args[0]; positional scalars follow it. */
-    const akg_expr *scalar_src = layer ? layer->ctor : call;
-    size_t scalar_first = layer ? 0 : (call->method ? 1 : first_pos);
-    if (strcmp(op, "softmax") == 0 || strcmp(op, "log_softmax") == 0) {
-        const akg_expr *d = call_arg(scalar_src, scalar_first, 0, "dim");
-        if (!d)
+
+    /* binary functional forms: torch.add(x, y), torch.maximum(x, y), x.mul(2) */
+    if (!layer && (!strcmp(op, "add") || !strcmp(op, "sub") || !strcmp(op, "mul") ||
+                   !strcmp(op, "div") || !strcmp(op, "max") || !strcmp(op, "min") ||
+                   !strcmp(op, "pow"))) {
+        const akg_expr *other = call_arg(call, 1, "other");
+        if (!other && !strcmp(op, "pow"))
+            other = call_arg(call, 1, "exponent");
+        if (!other)
+            return unsupported(c, call->range, "%s (a reduction, not elementwise)", call->text);
+        int a = eval_scalar_or_tensor(c, vars, tensor_arg, "a", depth);
+        if (a < 0)
+            return a;
+        int b = eval_scalar_or_tensor(c, vars, other, "b", depth);
+        if (b < 0)
+            return b;
+        int args[2] = {a, b};
+        return op_node(c, op, args, 2, call->range);
+    }
+    if (!strcmp(op, "softmax") || !strcmp(op, "log_softmax")) {
+        const akg_expr *dexpr = call_arg(scalar_src, scalar_first, "dim");
+        if (!dexpr)
             return unsupported(c, call->range, "%s without dim=", call->text);
-        rc = resolve_scalar(c, d, "dim", &out->dim, 0);
+        if (c->softmax)
+            return unsupported(c, call->range, "%s: a second softmax", call->text);
+        int rc = resolve_scalar(c, dexpr, "dim", &c->dim, 0);
         if (rc)
-            return rc;
-        out->softmax = strcmp(op, "softmax") == 0 ? 1 : 2;
-        return AKG_OK;
+            return unsupported(c, dexpr->range, "cannot tell the value of dim=%s", dexpr->text);
+        int x = eval(c, vars, tensor_arg, depth + 1);
+        if (x < 0)
+            return x;
+        c->softmax = !strcmp(op, "softmax") ? 1 : 2;
+        c->softmax_node = x;
+        akg_pw_node marker = {0};
+        marker.kind = AKG_PW_OP;
+        snprintf(marker.op, sizeof marker.op, "%s", op);
+        marker.args[0] = x;
+        marker.n_args = 1;
+        return add_node(c, marker, call->range);
     }
     const pointwise_rule *rule = find_rule(op);
     if (!rule)
         return unsupported(c, call->range, "forward calls %s", call->callee ? call->callee : op);
-    if (out->n_steps >= AKG_DESIGN_MAX_STEPS)
-        return unsupported(c, call->range, "%s: chain longer than 16 ops", call->text);
-    akg_pointwise_step *st = &out->steps[out->n_steps];
-    memset(st, 0, sizeof *st);
-    snprintf(st->op, sizeof st->op, "%s", op);
-    rc = fill_scalars(c, rule, scalar_src, scalar_first, st);
-    if (rc)
-        return rc;
-    out->n_steps++;
-    return AKG_OK;
-}
-
-static int eval_flow(design_ctx *c, env *vars, const akg_expr *e, flow *out, int depth)
-{
-    if (!e || depth > 64)
-        return unsupported(c, e ? e->range : (akg_range){0, 0, 0, 0}, "%s",
-                           "expression too deep");
-    if (e->kind == AKG_EX_NAME) {
-        flow *f = env_get(vars, e->name);
-        if (!f)
-            return unsupported(c, e->range, "%s is not a tensor input of forward", e->name);
-        *out = *f;
-        return AKG_OK;
-    }
-    if (e->kind == AKG_EX_CALL)
-        return apply_op(c, vars, e, out, depth);
-    return unsupported(c, e->range, "%s", e->text ? e->text : "expression");
-}
-
-static int probe_input_rank(const cJSON *probe, int input, char *dtype, size_t dtlen)
-{
-    const cJSON *in = cJSON_GetArrayItem(cJSON_GetObjectItem(probe, "inputs"), input);
-    const cJSON *shape = cJSON_GetObjectItem(in, "shape");
-    const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(in, "dtype"));
-    snprintf(dtype, dtlen, "%s", dt ? dt : "?");
-    return cJSON_IsArray(shape) ? cJSON_GetArraySize(shape) : -1;
-}
-
-static void sketch_scalar_decls(akg_buf *b, const akg_pointwise_step *steps, int n)
-{
-    int any = 0;
-    for (int i = 0; i < n; i++)
-        any += steps[i].n_scalars;
-    if (!any)
-        return;
-    akg_buf_puts(b, "  params: ");
-    int first = 1;
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < steps[i].n_scalars; k++) {
-            const akg_scalar *s = &steps[i].scalars[k];
-            akg_buf_appendf(b, "%s%s_%d: f32 = %.9g", first ? "" : ", ", s->name, i, s->value);
-            first = 0;
+    int x = eval(c, vars, tensor_arg, depth + 1);
+    if (x < 0)
+        return x;
+    int args[3] = {x, 0, 0};
+    for (int i = 0; i < rule->n; i++) {
+        const akg_expr *a = call_arg(scalar_src, scalar_first + (size_t)i, rule->scalars[i]);
+        akg_scalar s;
+        if (!a) {
+            memset(&s, 0, sizeof s);
+            s.source = AKG_SCALAR_CONST;
+            s.value = rule->defaults[i];
+        } else {
+            int rc = resolve_scalar(c, a, rule->scalars[i], &s, 0);
+            if (rc == AKG_EINVAL)
+                return unsupported(c, a->range, "cannot tell the value of %s", a->text);
+            if (rc)
+                return rc;
         }
-    akg_buf_puts(b, ";\n");
+        int sn = scalar_node(c, &s, call->range);
+        if (sn < 0)
+            return sn;
+        args[1 + i] = sn;
+    }
+    const char *name = op;
+    if (!strcmp(op, "gelu")) {
+        const akg_expr *ap = call_arg(scalar_src, 99, "approximate");
+        if (ap && ap->kind == AKG_EX_STRING && ap->name && !strcmp(ap->name, "tanh"))
+            name = "gelu_tanh";
+        else if (ap && !(ap->kind == AKG_EX_STRING && ap->name && !strcmp(ap->name, "none")))
+            return unsupported(c, ap->range, "gelu approximate=%s", ap->text);
+    }
+    return op_node(c, name, args, 1 + rule->n, call->range);
 }
 
-static void sketch_step_call(akg_buf *b, const akg_pointwise_step *st, int idx, const char *arg)
+static int eval(design_ctx *c, env *vars, const akg_expr *e, int depth)
 {
-    const char *op = st->op;
-    if (strcmp(op, "gelu") == 0 && strcmp(st->variant, "tanh") == 0)
-        op = "gelu_tanh";
-    akg_buf_appendf(b, "%s(%s", op, arg);
-    for (int k = 0; k < st->n_scalars; k++)
-        akg_buf_appendf(b, ", %s_%d", st->scalars[k].name, idx);
-    akg_buf_puts(b, ")");
+    if (!e)
+        return unsupported(c, (akg_range){0, 0, 0, 0}, "%s", "an empty expression");
+    if (depth > 64)
+        return unsupported(c, e->range, "%s", "an expression nested too deep");
+    switch (e->kind) {
+    case AKG_EX_NAME: {
+        int n = env_get(vars, e->name);
+        if (n >= 0)
+            return n;
+        akg_scalar s;
+        if (resolve_scalar(c, e, "s", &s, 0) == AKG_OK)
+            return scalar_node(c, &s, e->range);
+        return unsupported(c, e->range, "%s is not an input of forward", e->name);
+    }
+    case AKG_EX_NUMBER:
+    case AKG_EX_BOOL: {
+        akg_pw_node n = {0};
+        n.kind = AKG_PW_CONST;
+        n.value = e->number;
+        return add_node(c, n, e->range);
+    }
+    case AKG_EX_ATTR: {
+        akg_scalar s;
+        int rc = resolve_scalar(c, e, e->name ? e->name : "s", &s, 0);
+        if (rc == AKG_OK)
+            return scalar_node(c, &s, e->range);
+        return unsupported(c, e->range, "%s", e->text);
+    }
+    case AKG_EX_CALL:
+        return eval_call(c, vars, e, depth);
+    case AKG_EX_UNARY: {
+        if (e->name && !strcmp(e->name, "-") && e->n_args == 1) {
+            int a = eval(c, vars, e->args[0], depth + 1);
+            if (a < 0)
+                return a;
+            return op_node(c, "neg", &a, 1, e->range);
+        }
+        if (e->name && !strcmp(e->name, "+") && e->n_args == 1)
+            return eval(c, vars, e->args[0], depth + 1);
+        return unsupported(c, e->range, "%s", e->text);
+    }
+    case AKG_EX_BINOP: {
+        const char *op = e->name ? binop_name(e->name) : NULL;
+        if (!op || e->n_args != 2)
+            return unsupported(c, e->range, "the operator in %s", e->text);
+        int a = eval(c, vars, e->args[0], depth + 1);
+        if (a < 0)
+            return a;
+        int b = eval(c, vars, e->args[1], depth + 1);
+        if (b < 0)
+            return b;
+        int args[2] = {a, b};
+        return op_node(c, op, args, 2, e->range);
+    }
+    default:
+        return unsupported(c, e->range, "%s", e->text ? e->text : "expression");
+    }
 }
 
-static char *pointwise_sketch(const akg_design *d)
+/* ---------- sketches ---------- */
+
+static void sketch_node_ref(akg_buf *b, const akg_design *d, int n)
+{
+    const akg_pw_node *m = &d->nodes[n];
+    if (m->kind == AKG_PW_CONST)
+        akg_buf_appendf(b, "%.9g", m->value);
+    else if (m->kind == AKG_PW_SCALAR)
+        akg_buf_appendf(b, "%s", d->scalars[m->scalar].name);
+    else
+        akg_buf_appendf(b, "t%d", n);
+}
+
+static char *pointwise_sketch(const akg_design *d, const akg_reference *ref)
 {
     akg_buf b;
     akg_buf_init(&b, 1 << 16);
-    akg_buf_appendf(&b, "# %s: a fused elementwise pass over the flattened input\n", d->op_name);
+    akg_buf_appendf(&b, "# %s: one fused elementwise pass over the flattened inputs\n", d->op_name);
     akg_buf_appendf(&b, "sketch %s {\n", d->op_name);
-    akg_buf_puts(&b, "  symbols: N;\n  tensors: x[N]: f32; y[N]: f32;\n");
-    sketch_scalar_decls(&b, d->steps, d->n_steps);
+    akg_buf_puts(&b, "  symbols: N;\n  tensors: ");
+    for (int i = 0; i < d->n_inputs; i++)
+        akg_buf_appendf(&b, "%s[N]: f32; ", ref->forward_params[d->inputs[i]].name);
+    akg_buf_puts(&b, "out[N]: f32;\n");
+    if (d->n_scalars) {
+        akg_buf_puts(&b, "  params: ");
+        for (int i = 0; i < d->n_scalars; i++)
+            akg_buf_appendf(&b, "%s%s: f32 = %.9g", i ? ", " : "", d->scalars[i].name,
+                            d->scalars[i].value);
+        akg_buf_puts(&b, ";\n");
+    }
     akg_buf_appendf(&b, "  constexpr: BLOCK = tune(4096, 16384, 65536) = %ld;\n\n", d->block);
     if (d->parallel)
         akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
     akg_buf_puts(&b, "  for i in range(0, N, BLOCK):\n");
-    akg_buf_puts(&b, "    t = alloc([BLOCK], llm_hint=[\"fastest\"])\n");
-    akg_buf_puts(&b, "    load(x[i:i+BLOCK] -> t)\n");
-    for (int i = 0; i < d->n_steps; i++) {
-        if (d->vectorize)
-            akg_buf_puts(&b, "    @llm_hint(\"vectorize\", \"simd\")\n");
-        akg_buf_puts(&b, "    t = ");
-        sketch_step_call(&b, &d->steps[i], i, "t");
-        akg_buf_puts(&b, "\n");
+    for (int n = 0; n < d->n_nodes; n++) {
+        const akg_pw_node *m = &d->nodes[n];
+        if (m->kind != AKG_PW_INPUT)
+            continue;
+        akg_buf_appendf(&b, "    t%d = alloc([BLOCK], llm_hint=[\"fastest\"])\n", n);
+        akg_buf_appendf(&b, "    load(%s[i:i+BLOCK] -> t%d)\n", ref->forward_params[m->input].name,
+                        n);
     }
-    akg_buf_puts(&b, "    store(t -> y[i:i+BLOCK])\n}\n");
+    int first = 1;
+    for (int n = 0; n < d->n_nodes; n++) {
+        const akg_pw_node *m = &d->nodes[n];
+        if (m->kind != AKG_PW_OP)
+            continue;
+        if (first && d->vectorize)
+            akg_buf_puts(&b, "    @llm_hint(\"vectorize\", \"simd\")\n");
+        first = 0;
+        akg_buf_appendf(&b, "    t%d = %s(", n, m->op);
+        for (int k = 0; k < m->n_args; k++) {
+            if (k)
+                akg_buf_puts(&b, ", ");
+            sketch_node_ref(&b, d, m->args[k]);
+        }
+        akg_buf_puts(&b, ")\n");
+    }
+    akg_buf_puts(&b, "    store(");
+    sketch_node_ref(&b, d, d->result);
+    akg_buf_puts(&b, " -> out[i:i+BLOCK])\n}\n");
     return akg_buf_steal(&b);
 }
 
@@ -389,70 +569,127 @@ static char *softmax_sketch(const akg_design *d)
     return akg_buf_steal(&b);
 }
 
+static void name_design(akg_design *d)
+{
+    akg_buf name;
+    akg_buf_init(&name, sizeof d->op_name - 1);
+    int count = 0;
+    for (int n = 0; n < d->n_nodes; n++) {
+        const akg_pw_node *m = &d->nodes[n];
+        if (m->kind != AKG_PW_OP)
+            continue;
+        if (akg_buf_appendf(&name, "%s%s", count ? "_" : "", m->op) != AKG_OK)
+            break;
+        count++;
+    }
+    snprintf(d->op_name, sizeof d->op_name, "%s", name.data ? name.data : "pointwise");
+    akg_buf_free(&name);
+}
+
+static int input_shape_equal(const cJSON *probe, int a, int b)
+{
+    const cJSON *in = cJSON_GetObjectItem(probe, "inputs");
+    const cJSON *sa = cJSON_GetObjectItem(cJSON_GetArrayItem(in, a), "shape");
+    const cJSON *sb = cJSON_GetObjectItem(cJSON_GetArrayItem(in, b), "shape");
+    return sa && sb && cJSON_Compare(sa, sb, 1);
+}
+
 int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
                          int attempt, akg_design **out, akg_range *where, char *err,
                          size_t errlen)
 {
     *out = NULL;
-    design_ctx c = {ref, probe, err, errlen, where};
+    akg_design *d = calloc(1, sizeof *d);
     env *vars = calloc(1, sizeof *vars);
-    if (!vars)
+    if (!d || !vars) {
+        free(d);
+        free(vars);
         return AKG_ENOMEM;
+    }
+    design_ctx c = {0};
+    c.ref = ref;
+    c.probe = probe;
+    c.err = err;
+    c.errlen = errlen;
+    c.where = where;
+    c.d = d;
+    c.softmax_node = -1;
     for (size_t i = 0; i < ref->n_forward_params && vars->n < MAX_BINDINGS; i++) {
         binding *b = &vars->b[vars->n++];
         snprintf(b->name, sizeof b->name, "%s", ref->forward_params[i].name);
-        b->value.input = (int)i;
+        akg_pw_node n = {0};
+        n.kind = AKG_PW_INPUT;
+        n.input = (int)i;
+        b->node = add_node(&c, n, ref->forward_range);
     }
-    flow result;
-    int have_result = 0, rc = AKG_OK;
+    int result = -1, rc = AKG_OK;
     for (size_t i = 0; i < ref->n_body && !rc; i++) {
         const akg_ref_stmt *st = &ref->body[i];
         if (st->kind == AKG_STMT_ASSIGN) {
-            flow f;
-            rc = eval_flow(&c, vars, st->value, &f, 0);
-            if (!rc) {
-                if (vars->n >= MAX_BINDINGS) {
-                    rc = unsupported(&c, st->range, "%s", "more than 64 assignments");
-                    break;
-                }
-                binding *b = &vars->b[vars->n++];
-                snprintf(b->name, sizeof b->name, "%s", st->target);
-                b->value = f;
+            int n = eval(&c, vars, st->value, 0);
+            if (n < 0) {
+                rc = n;
+                break;
             }
+            if (vars->n >= MAX_BINDINGS) {
+                rc = unsupported(&c, st->range, "%s", "more than 64 assignments");
+                break;
+            }
+            binding *b = &vars->b[vars->n++];
+            snprintf(b->name, sizeof b->name, "%s", st->target);
+            b->node = n;
         } else if (st->kind == AKG_STMT_RETURN) {
             if (!st->value) {
                 rc = unsupported(&c, st->range, "%s", "forward returns nothing");
                 break;
             }
-            rc = eval_flow(&c, vars, st->value, &result, 0);
-            have_result = !rc;
+            int n = eval(&c, vars, st->value, 0);
+            if (n < 0)
+                rc = n;
+            else
+                result = n;
             break;
         } else {
             rc = unsupported(&c, st->range, "the statement `%s`", st->text ? st->text : "?");
         }
     }
     free(vars);
-    if (rc)
-        return rc;
-    if (!have_result)
-        return unsupported(&c, ref->forward_range, "%s", "forward has no return");
-    if (result.n_steps == 0 && !result.softmax)
-        return unsupported(&c, ref->forward_range, "%s", "forward computes nothing");
-    if (result.softmax && result.n_steps > 0)
-        return unsupported(&c, ref->forward_range, "%s",
-                           "elementwise ops before a softmax (not fused yet)");
-
-    akg_design *d = calloc(1, sizeof *d);
-    if (!d)
-        return AKG_ENOMEM;
-    d->rank = probe_input_rank(probe, result.input, d->dtype, sizeof d->dtype);
-    if (strcmp(d->dtype, "float32") != 0) {
-        char dtype[sizeof d->dtype];
-        memcpy(dtype, d->dtype, sizeof dtype);
+    if (!rc && result < 0)
+        rc = unsupported(&c, ref->forward_range, "%s", "forward has no return");
+    if (!rc && !is_tensor_node(&c, result))
+        rc = unsupported(&c, ref->forward_range, "%s", "forward returns a scalar");
+    if (!rc && d->nodes[result].kind == AKG_PW_INPUT)
+        rc = unsupported(&c, ref->forward_range, "%s", "forward returns its input unchanged");
+    if (rc) {
         free(d);
-        return unsupported(&c, ref->get_inputs_range, "input of dtype %s (float32 only for now)",
-                           dtype);
+        return rc;
     }
+
+    /* which inputs are read, and do they share one shape (no broadcasting yet) */
+    for (int n = 0; n <= result; n++)
+        if (d->nodes[n].kind == AKG_PW_INPUT && d->n_inputs < AKG_DESIGN_MAX_INPUTS)
+            d->inputs[d->n_inputs++] = d->nodes[n].input;
+    char dtype[16];
+    d->rank = -1;
+    for (int i = 0; i < d->n_inputs; i++) {
+        const cJSON *in = cJSON_GetArrayItem(cJSON_GetObjectItem(probe, "inputs"), d->inputs[i]);
+        const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(in, "dtype"));
+        snprintf(dtype, sizeof dtype, "%s", dt ? dt : "?");
+        if (strcmp(dtype, "float32") != 0) {
+            free(d);
+            return unsupported(&c, ref->get_inputs_range, "an input of dtype %s (float32 only for now)",
+                               dtype);
+        }
+        if (i > 0 && !input_shape_equal(probe, d->inputs[0], d->inputs[i])) {
+            free(d);
+            return unsupported(&c, ref->forward_range, "%s",
+                               "inputs of different shapes (broadcasting is not designed yet)");
+        }
+        const cJSON *shape = cJSON_GetObjectItem(in, "shape");
+        d->rank = cJSON_GetArraySize(shape);
+    }
+    snprintf(d->dtype, sizeof d->dtype, "float32");
+
     const char *fb_class = cJSON_GetStringValue(cJSON_GetObjectItem(feedback, "class"));
     int numeric_retry = fb_class && (strcmp(fb_class, "numerical_mismatch") == 0 ||
                                      strcmp(fb_class, "shape_mismatch") == 0);
@@ -460,30 +697,29 @@ int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJS
     d->parallel = 1;
     d->vectorize = 1;
     (void)attempt;
-    if (result.softmax) {
+    if (c.softmax) {
+        const akg_pw_node *last = &d->nodes[result];
+        if (last->kind != AKG_PW_OP || strstr(last->op, "softmax") == NULL ||
+            d->nodes[c.softmax_node].kind != AKG_PW_INPUT) {
+            free(d);
+            return unsupported(&c, ref->forward_range, "%s",
+                               "a softmax combined with other elementwise ops (not fused yet)");
+        }
         d->kind = AKG_DESIGN_SOFTMAX;
-        d->log_softmax = result.softmax == 2;
-        d->dim = result.dim;
+        d->log_softmax = c.softmax == 2;
+        d->dim = c.dim;
         d->rows = numeric_retry ? 1 : 4;
+        d->n_inputs = 1;
+        d->inputs[0] = d->nodes[c.softmax_node].input;
         snprintf(d->op_name, sizeof d->op_name, "%s", d->log_softmax ? "log_softmax" : "softmax");
         d->sketch_text = softmax_sketch(d);
     } else {
         d->kind = AKG_DESIGN_POINTWISE;
-        d->n_steps = result.n_steps;
-        memcpy(d->steps, result.steps, sizeof result.steps);
+        d->result = result;
+        d->n_nodes = result + 1; /* nodes after the result are dead */
         d->block = numeric_retry ? 4096 : 16384;
-        akg_buf name;
-        akg_buf_init(&name, sizeof d->op_name - 1);
-        for (int i = 0; i < d->n_steps; i++) {
-            const char *op = d->steps[i].op;
-            if (strcmp(op, "gelu") == 0 && strcmp(d->steps[i].variant, "tanh") == 0)
-                op = "gelu_tanh";
-            if (akg_buf_appendf(&name, "%s%s", i ? "_" : "", op) != AKG_OK)
-                break;
-        }
-        snprintf(d->op_name, sizeof d->op_name, "%s", name.data ? name.data : "pointwise");
-        akg_buf_free(&name);
-        d->sketch_text = pointwise_sketch(d);
+        name_design(d);
+        d->sketch_text = pointwise_sketch(d, ref);
     }
     *out = d;
     return AKG_OK;
@@ -518,17 +754,10 @@ cJSON *akg_design_to_json(const akg_design *d)
         cJSON_AddNumberToObject(o, "rows", (double)d->rows);
     } else {
         cJSON_AddNumberToObject(o, "block", (double)d->block);
-        cJSON *steps = cJSON_AddArrayToObject(o, "steps");
-        for (int i = 0; i < d->n_steps; i++) {
-            cJSON *s = cJSON_CreateObject();
-            cJSON_AddStringToObject(s, "op", d->steps[i].op);
-            if (d->steps[i].variant[0])
-                cJSON_AddStringToObject(s, "variant", d->steps[i].variant);
-            cJSON *sc = cJSON_AddArrayToObject(s, "scalars");
-            for (int k = 0; k < d->steps[i].n_scalars; k++)
-                cJSON_AddItemToArray(sc, scalar_json(&d->steps[i].scalars[k]));
-            cJSON_AddItemToArray(steps, s);
-        }
+        cJSON *sc = cJSON_AddArrayToObject(o, "scalars");
+        for (int k = 0; k < d->n_scalars; k++)
+            cJSON_AddItemToArray(sc, scalar_json(&d->scalars[k]));
+        cJSON_AddNumberToObject(o, "nodes", d->n_nodes);
     }
     return o;
 }

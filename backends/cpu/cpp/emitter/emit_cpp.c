@@ -10,6 +10,7 @@
  * ctypes and exposes ModelNew with Model's constructor and forward signature;
  * it only allocates outputs and passes pointers.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,79 +103,107 @@ static const char precise_math_prelude[] =
     "#define AKG_TANH(v) std::tanh(v)\n"
     "#define AKG_ERF(v) std::erf(v)\n";
 
-/* The C++ expression of one scalar: a literal, or the k-th scalar argument. */
-static void scalar_ref(akg_buf *b, const akg_scalar *s, int arg_index)
+/* A float literal C++ accepts ("20.0f", "1e-05f", "-inff" never: infinities
+ * are spelled INFINITY). */
+static void float_literal(akg_buf *b, double v)
 {
-    if (s->source == AKG_SCALAR_CONST)
-        akg_buf_appendf(b, "%.9gf", s->value);
-    else
-        akg_buf_appendf(b, "p%d", arg_index);
+    if (isinf(v)) {
+        akg_buf_puts(b, v < 0 ? "(-INFINITY)" : "INFINITY");
+        return;
+    }
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "%.9g", v);
+    if (!strpbrk(tmp, ".eEn"))
+        strcat(tmp, ".0");
+    akg_buf_appendf(b, "%sf", tmp);
 }
 
-static int emit_step(akg_buf *b, const akg_pointwise_step *st, int *arg_counter, char *err,
-                     size_t errlen)
+/* The C++ name of a node's value inside the element loop. */
+static void node_ref(akg_buf *b, const akg_design *d, int n)
 {
-    char s[AKG_DESIGN_MAX_SCALARS][64];
-    for (int k = 0; k < st->n_scalars; k++) {
-        akg_buf tmp;
-        akg_buf_init(&tmp, 63);
-        scalar_ref(&tmp, &st->scalars[k], *arg_counter);
-        if (st->scalars[k].source == AKG_SCALAR_INIT_PARAM)
-            (*arg_counter)++;
-        snprintf(s[k], sizeof s[k], "%s", tmp.data ? tmp.data : "0");
-        akg_buf_free(&tmp);
-    }
-    const char *op = st->op;
-    const char *ind = "        ";
-    if (!strcmp(op, "relu"))
-        akg_buf_appendf(b, "%sv = v < 0.0f ? 0.0f : v;\n", ind);
-    else if (!strcmp(op, "relu6"))
-        akg_buf_appendf(b, "%sv = v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);\n", ind);
-    else if (!strcmp(op, "leaky_relu"))
-        akg_buf_appendf(b, "%sv = v < 0.0f ? v * %s : v;\n", ind, s[0]);
-    else if (!strcmp(op, "sigmoid"))
-        akg_buf_appendf(b, "%sv = 1.0f / (1.0f + AKG_EXP(-v));\n", ind);
-    else if (!strcmp(op, "tanh"))
-        akg_buf_appendf(b, "%sv = AKG_TANH(v);\n", ind);
-    else if (!strcmp(op, "gelu") && !strcmp(st->variant, "tanh"))
-        akg_buf_appendf(b,
-                        "%sv = 0.5f * v * (1.0f + AKG_TANH(0.7978845608028654f * (v + 0.044715f * v * v * v)));\n",
-                        ind);
-    else if (!strcmp(op, "gelu"))
-        akg_buf_appendf(b, "%sv = 0.5f * v * (1.0f + AKG_ERF(v * 0.7071067811865476f));\n", ind);
-    else if (!strcmp(op, "silu"))
-        akg_buf_appendf(b, "%sv = v / (1.0f + AKG_EXP(-v));\n", ind);
-    else if (!strcmp(op, "softplus"))
-        akg_buf_appendf(b,
-                        "%s{ const float bx = v * %s; v = bx > %s ? v : AKG_LOG1P(AKG_EXP(bx)) / %s; }\n",
-                        ind, s[0], s[1], s[0]);
-    else if (!strcmp(op, "elu"))
-        akg_buf_appendf(b, "%sv = v > 0.0f ? v : %s * AKG_EXPM1(v);\n", ind, s[0]);
-    else if (!strcmp(op, "selu"))
-        akg_buf_appendf(b,
-                        "%sv = 1.0507009873554805f * (v > 0.0f ? v : 1.6732632423543772f * AKG_EXPM1(v));\n",
-                        ind);
-    else if (!strcmp(op, "hardtanh"))
-        akg_buf_appendf(b, "%sv = v < %s ? %s : (v > %s ? %s : v);\n", ind, s[0], s[0], s[1], s[1]);
-    else if (!strcmp(op, "hardsigmoid"))
-        akg_buf_appendf(b, "%sv = v <= -3.0f ? 0.0f : (v >= 3.0f ? 1.0f : v / 6.0f + 0.5f);\n", ind);
-    else if (!strcmp(op, "hardswish"))
-        akg_buf_appendf(b, "%sv = v <= -3.0f ? 0.0f : (v >= 3.0f ? v : v * (v + 3.0f) / 6.0f);\n",
-                        ind);
-    else if (!strcmp(op, "softsign"))
-        akg_buf_appendf(b, "%sv = v / (1.0f + (v < 0.0f ? -v : v));\n", ind);
-    else if (!strcmp(op, "mish"))
-        akg_buf_appendf(b,
-                        "%s{ const float sp = v > 20.0f ? v : AKG_LOG1P(AKG_EXP(v)); v = v * AKG_TANH(sp); }\n",
-                        ind);
-    else if (!strcmp(op, "exp"))
-        akg_buf_appendf(b, "%sv = AKG_EXP(v);\n", ind);
-    else if (!strcmp(op, "abs"))
-        akg_buf_appendf(b, "%sv = v < 0.0f ? -v : v;\n", ind);
-    else if (!strcmp(op, "neg"))
-        akg_buf_appendf(b, "%sv = -v;\n", ind);
+    const akg_pw_node *m = &d->nodes[n];
+    if (m->kind == AKG_PW_CONST)
+        float_literal(b, m->value);
+    else if (m->kind == AKG_PW_SCALAR)
+        akg_buf_appendf(b, "p%d", m->scalar);
     else
-        return akg_fail(err, errlen, AKG_EUNSUPPORTED, "cpp emitter: no lowering for op %s", op);
+        akg_buf_appendf(b, "t%d", n);
+}
+
+typedef struct {
+    const char *op;
+    const char *fmt; /* %0, %1, %2 stand for the arguments */
+} lowering;
+
+/* Each op's meaning per element, as in the sketch language reference. NaN
+ * propagates as in PyTorch: comparisons are written so NaN falls through. */
+static const lowering lowerings[] = {
+    {"add", "%0 + %1"},
+    {"sub", "%0 - %1"},
+    {"mul", "%0 * %1"},
+    {"div", "%0 / %1"},
+    {"max", "(%0 != %0 || %0 > %1) ? %0 : %1"},
+    {"min", "(%0 != %0 || %0 < %1) ? %0 : %1"},
+    {"pow", "std::pow(%0, %1)"},
+    {"neg", "-%0"},
+    {"abs", "(%0 < 0.0f ? -%0 : %0)"},
+    {"relu", "(%0 < 0.0f ? 0.0f : %0)"},
+    {"relu6", "(%0 < 0.0f ? 0.0f : (%0 > 6.0f ? 6.0f : %0))"},
+    {"leaky_relu", "(%0 < 0.0f ? %0 * %1 : %0)"},
+    {"sigmoid", "1.0f / (1.0f + AKG_EXP(-%0))"},
+    {"tanh", "AKG_TANH(%0)"},
+    {"gelu", "0.5f * %0 * (1.0f + AKG_ERF(%0 * 0.7071067811865476f))"},
+    {"gelu_tanh",
+     "0.5f * %0 * (1.0f + AKG_TANH(0.7978845608028654f * (%0 + 0.044715f * %0 * %0 * %0)))"},
+    {"silu", "%0 / (1.0f + AKG_EXP(-%0))"},
+    {"softplus", "(%0 * %1 > %2 ? %0 : AKG_LOG1P(AKG_EXP(%0 * %1)) / %1)"},
+    {"elu", "(%0 > 0.0f ? %0 : %1 * AKG_EXPM1(%0))"},
+    {"celu", "(%0 > 0.0f ? %0 : %1 * AKG_EXPM1(%0 / %1))"},
+    {"selu", "1.0507009873554805f * (%0 > 0.0f ? %0 : 1.6732632423543772f * AKG_EXPM1(%0))"},
+    {"hardtanh", "(%0 < %1 ? %1 : (%0 > %2 ? %2 : %0))"},
+    {"clamp", "(%0 < %1 ? %1 : (%0 > %2 ? %2 : %0))"},
+    {"hardsigmoid", "(%0 <= -3.0f ? 0.0f : (%0 >= 3.0f ? 1.0f : %0 / 6.0f + 0.5f))"},
+    {"hardswish", "(%0 <= -3.0f ? 0.0f : (%0 >= 3.0f ? %0 : %0 * (%0 + 3.0f) / 6.0f))"},
+    {"softsign", "%0 / (1.0f + (%0 < 0.0f ? -%0 : %0))"},
+    {"mish", "%0 * AKG_TANH(%0 > 20.0f ? %0 : AKG_LOG1P(AKG_EXP(%0)))"},
+    {"exp", "AKG_EXP(%0)"},
+    {"log", "std::log(%0)"},
+    {"sqrt", "std::sqrt(%0)"},
+    {"rsqrt", "1.0f / std::sqrt(%0)"},
+    {"sin", "std::sin(%0)"},
+    {"cos", "std::cos(%0)"},
+    {"square", "%0 * %0"},
+    {"reciprocal", "1.0f / %0"},
+    {"sign", "(%0 > 0.0f ? 1.0f : (%0 < 0.0f ? -1.0f : %0))"},
+    {"erf", "AKG_ERF(%0)"},
+};
+
+static int emit_node(akg_buf *b, const akg_design *d, int n, char *err, size_t errlen)
+{
+    const akg_pw_node *m = &d->nodes[n];
+    const lowering *l = NULL;
+    for (size_t i = 0; i < sizeof lowerings / sizeof lowerings[0]; i++)
+        if (strcmp(lowerings[i].op, m->op) == 0)
+            l = &lowerings[i];
+    if (!l)
+        return akg_fail(err, errlen, AKG_EUNSUPPORTED, "cpp emitter: no lowering for op %s",
+                        m->op);
+    akg_buf_appendf(b, "        const float t%d = ", n);
+    for (const char *p = l->fmt; *p; p++) {
+        if (*p == '%' && p[1] >= '0' && p[1] <= '2') {
+            int k = p[1] - '0';
+            if (k >= m->n_args)
+                return akg_fail(err, errlen, AKG_EINVAL, "cpp emitter: %s takes %d arguments",
+                                m->op, k + 1);
+            akg_buf_puts(b, "(");
+            node_ref(b, d, m->args[k]);
+            akg_buf_puts(b, ")");
+            p++;
+        } else {
+            akg_buf_append(b, p, 1);
+        }
+    }
+    akg_buf_puts(b, ";\n");
     return AKG_OK;
 }
 
@@ -188,15 +217,14 @@ static void emit_header(akg_buf *b, const akg_design *d)
     akg_buf_puts(b, "\n");
 }
 
-static int emit_pointwise(akg_buf *b, const akg_design *d, int safe, char *err, size_t errlen)
+static int emit_pointwise(akg_buf *b, const akg_design *d, const akg_reference *ref, int safe,
+                          char *err, size_t errlen)
 {
-    int nargs = 0;
-    for (int i = 0; i < d->n_steps; i++)
-        for (int k = 0; k < d->steps[i].n_scalars; k++)
-            nargs += d->steps[i].scalars[k].source == AKG_SCALAR_INIT_PARAM;
-    akg_buf_puts(b, "extern \"C\" int akg_kernel(const float *__restrict x, float *__restrict y, "
-                    "int64_t n");
-    for (int k = 0; k < nargs; k++)
+    akg_buf_puts(b, "extern \"C\" int akg_kernel(");
+    for (int i = 0; i < d->n_inputs; i++)
+        akg_buf_appendf(b, "const float *__restrict in%d, ", i);
+    akg_buf_puts(b, "float *__restrict out, int64_t n");
+    for (int k = 0; k < d->n_scalars; k++)
         akg_buf_appendf(b, ", float p%d", k);
     akg_buf_puts(b, ") {\n");
     akg_buf_appendf(b, "  const int64_t block = %ld;\n", d->block);
@@ -209,14 +237,24 @@ static int emit_pointwise(akg_buf *b, const akg_design *d, int safe, char *err, 
     if (!safe && d->vectorize)
         akg_buf_puts(b, "#pragma omp simd\n");
     akg_buf_puts(b, "    for (int64_t i = lo; i < hi; ++i) {\n");
-    akg_buf_puts(b, "        float v = x[i];\n");
-    int counter = 0;
-    for (int i = 0; i < d->n_steps; i++) {
-        int rc = emit_step(b, &d->steps[i], &counter, err, errlen);
-        if (rc)
-            return rc;
+    for (int n = 0; n < d->n_nodes; n++) {
+        const akg_pw_node *m = &d->nodes[n];
+        if (m->kind == AKG_PW_INPUT) {
+            int slot = 0;
+            for (int i = 0; i < d->n_inputs; i++)
+                if (d->inputs[i] == m->input)
+                    slot = i;
+            akg_buf_appendf(b, "        const float t%d = in%d[i];  // %s\n", n, slot,
+                            ref->forward_params[m->input].name);
+        } else if (m->kind == AKG_PW_OP) {
+            int rc = emit_node(b, d, n, err, errlen);
+            if (rc)
+                return rc;
+        }
     }
-    akg_buf_puts(b, "        y[i] = v;\n    }\n  }\n  return 0;\n}\n");
+    akg_buf_puts(b, "        out[i] = ");
+    node_ref(b, d, d->result);
+    akg_buf_puts(b, ";\n    }\n  }\n  return 0;\n}\n");
     return AKG_OK;
 }
 
@@ -300,9 +338,10 @@ static void emit_forward_signature(akg_buf *b, const akg_reference *ref)
 
 /* The forward parameter the design reads: the first one (the Designer only
  * builds designs over one input, and checks it is forward's). */
-static const char *input_name(const akg_reference *ref)
+static const char *input_name(const akg_design *d, const akg_reference *ref, int i)
 {
-    return ref->n_forward_params > 0 ? ref->forward_params[0].name : "x";
+    int p = d->n_inputs > i ? d->inputs[i] : 0;
+    return ref->n_forward_params > (size_t)p ? ref->forward_params[p].name : "x";
 }
 
 static int emit_model_new(akg_buf *b, const akg_design *d, const akg_reference *ref,
@@ -318,18 +357,16 @@ static int emit_model_new(akg_buf *b, const akg_design *d, const akg_reference *
                     libname);
     akg_buf_puts(b, "_KERNEL = _LIB.akg_kernel\n_KERNEL.restype = ctypes.c_int\n");
     /* argtypes */
-    akg_buf_puts(b, "_KERNEL.argtypes = [ctypes.c_void_p, ctypes.c_void_p");
-    int nargs = 0;
+    akg_buf_puts(b, "_KERNEL.argtypes = [");
+    for (int i = 0; i < (d->kind == AKG_DESIGN_SOFTMAX ? 1 : d->n_inputs); i++)
+        akg_buf_puts(b, "ctypes.c_void_p, ");
+    akg_buf_puts(b, "ctypes.c_void_p");
     if (d->kind == AKG_DESIGN_SOFTMAX) {
         akg_buf_puts(b, ", ctypes.c_int64, ctypes.c_int64, ctypes.c_int64");
     } else {
         akg_buf_puts(b, ", ctypes.c_int64");
-        for (int i = 0; i < d->n_steps; i++)
-            for (int k = 0; k < d->steps[i].n_scalars; k++)
-                if (d->steps[i].scalars[k].source == AKG_SCALAR_INIT_PARAM) {
-                    akg_buf_puts(b, ", ctypes.c_float");
-                    nargs++;
-                }
+        for (int k = 0; k < d->n_scalars; k++)
+            akg_buf_puts(b, ", ctypes.c_float");
     }
     akg_buf_puts(b, "]\n\n\nclass ModelNew(nn.Module):\n");
     akg_buf_puts(b, "    def __init__(self");
@@ -344,37 +381,46 @@ static int emit_model_new(akg_buf *b, const akg_design *d, const akg_reference *
     akg_buf_puts(b, "\n    def forward(self");
     emit_forward_signature(b, ref);
     akg_buf_puts(b, "):\n");
-    const char *in = input_name(ref);
-    akg_buf_appendf(b, "        x = %s\n", in);
-    akg_buf_puts(b, "        if x.dtype != torch.float32 or x.device.type != \"cpu\":\n"
-                    "            raise TypeError(\"this kernel takes float32 CPU tensors, got %s on %s\" "
-                    "% (x.dtype, x.device))\n");
-    akg_buf_puts(b, "        x = x.contiguous()\n        y = torch.empty_like(x)\n");
+    int nin = d->kind == AKG_DESIGN_SOFTMAX ? 1 : d->n_inputs;
+    for (int i = 0; i < nin; i++) {
+        const char *in = input_name(d, ref, i);
+        akg_buf_appendf(b,
+                        "        if %s.dtype != torch.float32 or %s.device.type != \"cpu\":\n"
+                        "            raise TypeError(\"this kernel takes float32 CPU tensors, got "
+                        "%%s on %%s\" %% (%s.dtype, %s.device))\n",
+                        in, in, in, in);
+        akg_buf_appendf(b, "        x%d = %s.contiguous()\n", i, in);
+        if (i > 0)
+            akg_buf_appendf(b,
+                            "        if x%d.size() != x0.size():\n"
+                            "            raise ValueError(\"inputs must have one shape\")\n",
+                            i);
+    }
+    akg_buf_puts(b, "        y = torch.empty_like(x0)\n");
     if (d->kind == AKG_DESIGN_SOFTMAX) {
         if (d->dim.source == AKG_SCALAR_INIT_PARAM)
             akg_buf_appendf(b, "        dim = int(self._akg_%s)\n", d->dim.init_name);
         else
             akg_buf_appendf(b, "        dim = %d\n", (int)d->dim.value);
-        akg_buf_puts(b, "        sizes = list(x.size())\n"
+        akg_buf_puts(b, "        sizes = list(x0.size())\n"
                         "        if not sizes:\n            sizes = [1]\n"
                         "        dim = dim % len(sizes)\n"
                         "        outer = 1\n        for s in sizes[:dim]:\n            outer *= s\n"
                         "        inner = 1\n        for s in sizes[dim + 1:]:\n            inner *= s\n");
         akg_buf_puts(b, "        if y.numel() > 0:\n"
-                        "            rc = _KERNEL(x.data_ptr(), y.data_ptr(), outer, sizes[dim], inner)\n");
+                        "            rc = _KERNEL(x0.data_ptr(), y.data_ptr(), outer, sizes[dim], inner)\n");
     } else {
-        akg_buf_puts(b, "        if y.numel() > 0:\n"
-                        "            rc = _KERNEL(x.data_ptr(), y.data_ptr(), x.numel()");
-        for (int i = 0; i < d->n_steps; i++)
-            for (int k = 0; k < d->steps[i].n_scalars; k++)
-                if (d->steps[i].scalars[k].source == AKG_SCALAR_INIT_PARAM)
-                    akg_buf_appendf(b, ", float(self._akg_%s)", d->steps[i].scalars[k].init_name);
+        akg_buf_puts(b, "        if y.numel() > 0:\n            rc = _KERNEL(");
+        for (int i = 0; i < nin; i++)
+            akg_buf_appendf(b, "x%d.data_ptr(), ", i);
+        akg_buf_puts(b, "y.data_ptr(), y.numel()");
+        for (int k = 0; k < d->n_scalars; k++)
+            akg_buf_appendf(b, ", float(self._akg_%s)", d->scalars[k].init_name);
         akg_buf_puts(b, ")\n");
     }
     akg_buf_puts(b, "            if rc != 0:\n"
                     "                raise RuntimeError(\"akg_kernel failed with status %d\" % rc)\n"
                     "        return y\n");
-    (void)nargs;
     return AKG_OK;
 }
 
@@ -396,7 +442,7 @@ int akg_cpp_emit(const akg_design *d, const akg_reference *ref, int safe_mode,
     emit_header(&src, d);
     int rc = AKG_OK;
     if (d->kind == AKG_DESIGN_POINTWISE)
-        rc = emit_pointwise(&src, d, safe_mode, err, errlen);
+        rc = emit_pointwise(&src, d, ref, safe_mode, err, errlen);
     else
         emit_softmax(&src, d, safe_mode);
     if (rc) {

@@ -1,0 +1,59 @@
+/*
+ * Times parse + check of a generated sketch of about N lines (default 200)
+ * and prints microseconds per iteration (median of runs).
+ * Usage: sketch_parse_bench [LINES]
+ */
+#define _POSIX_C_SOURCE 199309L
+#include "akg/sketch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+  int lines = argc > 1 ? atoi(argv[1]) : 200;
+  size_t cap = (size_t)lines * 96 + 1024, n = 0;
+  char *t = malloc(cap);
+  n += (size_t)snprintf(t + n, cap - n,
+                        "sketch bench {\n  symbols: M, N;\n  tensors: x[M, N]: f32; y[M, N]: f32;\n"
+                        "  constexpr: BM = tune(16, 32, 64), BN = 128;\n\n"
+                        "  @llm_hint(\"parallel\", \"grididx\")\n  for i in range(0, M, BM):\n"
+                        "    @llm_hint(\"parallel\", \"grididx\")\n    for j in range(0, N, BN):\n"
+                        "      t0 = alloc([BM, BN], llm_hint=[\"fast\"])\n      load(x[i:i+BM, j:j+BN] -> t0)\n");
+  int k = 0;
+  for (int l = 12; l < lines - 2; l++, k++)
+    n += (size_t)snprintf(t + n, cap - n, "      t%d = %s(t%d)\n", k + 1, k % 3 == 0 ? "exp" : k % 3 == 1 ? "relu" : "neg", k);
+  n += (size_t)snprintf(t + n, cap - n, "      store(t%d -> y[i:i+BM, j:j+BN])\n}\n", k);
+  enum { RUNS = 201 };
+  double times[RUNS];
+  for (int r = 0; r < RUNS; r++) {
+    akg_sketch_diag_list *d = akg_sketch_diag_list_new();
+    akg_sketch *s = NULL;
+    double t0 = now_us();
+    int rc = akg_sketch_parse(t, n, &s, d);
+    int errors = rc == 0 ? akg_sketch_check(s, d) : -1;
+    times[r] = now_us() - t0;
+    akg_sketch_free(s);
+    akg_sketch_diag_list_free(d);
+    if (errors != 0) {
+      fprintf(stderr, "benchmark sketch does not check cleanly (rc=%d, errors=%d)\n", rc, errors);
+      return 1;
+    }
+  }
+  qsort(times, RUNS, sizeof times[0], cmp);
+  printf("sketch parse+check, %d lines: median %.1f us, min %.1f us\n", lines, times[RUNS / 2], times[0]);
+  free(t);
+  return 0;
+}

@@ -1,0 +1,79 @@
+#!/bin/bash
+# setup.sh: install what is missing, build, then run the main job or every test.
+#
+#   scripts/setup.sh run    build (release) and generate a kernel for examples/softmax.py
+#                           on the embedded default: built-in provider, CPU backend, SQLite file
+#   scripts/setup.sh test   build (with AddressSanitizer and UBSan) and run every test (CTest)
+#   scripts/setup.sh deps   only install dependencies
+#
+# Works as root on a fresh Debian 12 machine (uses sudo when not root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+MODE=${1:-run}
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config g++ clang libclang-rt-14-dev
+  libuv1-dev libcjson-dev libcurl4-openssl-dev libtree-sitter-dev libsqlite3-dev libyaml-dev
+  python3 python3-torch python3-numpy libopenblas0-pthread
+  nodejs npm neovim
+)
+
+say() { printf '[setup] %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+install_debian_packages() {
+  local missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    # nodejs/npm may come from elsewhere; only install them when node/npm are absent
+    if [ "$p" = nodejs ] && command -v node >/dev/null 2>&1; then continue; fi
+    if [ "$p" = npm ] && command -v npm >/dev/null 2>&1; then continue; fi
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "installing Debian packages: ${missing[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+}
+
+install_pinned_grammars() {
+  if [ ! -f deps/node_modules/tree-sitter-python/src/parser.c ]; then
+    say "installing pinned npm packages (deps/package-lock.json)"
+    (cd deps && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+build() { # build DIR [extra cmake args]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j "$(nproc)"
+}
+
+install_debian_packages
+install_pinned_grammars
+[ "$MODE" = deps ] && exit 0
+
+case "$MODE" in
+  run)
+    build build
+    mkdir -p "$ROOT/.akg"
+    say "generating a kernel for examples/softmax.py"
+    AKG_STORE="${AKG_STORE:-$ROOT/.akg/akg.db}" "$ROOT/build/akg_cli" op --framework torch \
+      --backend cpu --arch x86_64 --dsl cpp --output "$ROOT/akg_output/softmax_example" \
+      examples/softmax.py
+    ;;
+  test)
+    build build-test -DAKG_SANITIZE=ON
+    say "running every test"
+    cd build-test
+    ctest --output-on-failure -j "$(nproc)" --timeout 900
+    ;;
+  *)
+    echo "usage: scripts/setup.sh run|test|deps" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,231 @@
+/*
+ * Unit tests of the sketch parser, checker and printer through the public
+ * API in akg/sketch.h. Usage: test_sketch REPO_ROOT
+ */
+#include "akg/sketch.h"
+#include "corpus_read.h"
+#include "invalid_cases.h"
+
+#include <errno.h>
+
+static int failures;
+#define EXPECT(cond, ...)                                                                                              \
+  do {                                                                                                                 \
+    if (!(cond)) {                                                                                                     \
+      failures++;                                                                                                      \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                             \
+      fprintf(stderr, __VA_ARGS__);                                                                                    \
+      fprintf(stderr, "\n");                                                                                           \
+    }                                                                                                                  \
+  } while (0)
+
+static const char *root;
+
+static void dump_diags(const akg_sketch_diag_list *d) {
+  for (size_t i = 0; i < akg_sketch_diag_count(d); i++) {
+    char *s = akg_sketch_diag_format("  sketch", akg_sketch_diag_at(d, i));
+    fprintf(stderr, "%s\n", s);
+    free(s);
+  }
+}
+
+/* parse -> print -> parse gives an equal IR, and printing is idempotent. */
+static void round_trip(const char *name, const char *text) {
+  akg_sketch_diag_list *d = akg_sketch_diag_list_new();
+  akg_sketch **a = NULL, **b = NULL;
+  size_t na = 0, nb = 0;
+  int rc = akg_sketch_parse_all(text, strlen(text), &a, &na, d);
+  EXPECT(rc == 0, "%s: does not parse", name);
+  if (rc) dump_diags(d);
+  for (size_t i = 0; rc == 0 && i < na; i++) {
+    char *p1 = NULL, *p2 = NULL;
+    EXPECT(akg_sketch_print(a[i], &p1) == 0, "%s: print failed", name);
+    int rc2 = akg_sketch_parse_all(p1, strlen(p1), &b, &nb, d);
+    EXPECT(rc2 == 0 && nb == 1, "%s: printed form does not parse:\n%s", name, p1);
+    if (rc2 == 0 && nb == 1) {
+      EXPECT(akg_sketch_equal(a[i], b[0]), "%s: round trip changed the IR:\n%s", name, p1);
+      EXPECT(akg_sketch_print(b[0], &p2) == 0 && strcmp(p1, p2) == 0, "%s: printing is not idempotent", name);
+      akg_sketch_free(b[0]);
+      free(b);
+    }
+    free(p1);
+    free(p2);
+    akg_sketch_free(a[i]);
+  }
+  free(a);
+  akg_sketch_diag_list_free(d);
+}
+
+static char *read_fixture(const char *rel) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", root, rel);
+  char *t = corpus_slurp(path, NULL);
+  EXPECT(t != NULL, "cannot read %s", path);
+  return t;
+}
+
+static const char *valid_fixtures[] = {
+    "tests/sketch/fixtures/published/relu.sketch",    "tests/sketch/fixtures/published/matmul.sketch",
+    "tests/sketch/fixtures/valid/designer_relu.sketch", "tests/sketch/fixtures/valid/designer_softmax.sketch",
+    "tests/sketch/fixtures/valid/leaky_relu.sketch",  "tests/sketch/fixtures/valid/layernorm.sketch",
+    "tests/sketch/fixtures/valid/matmul_tiled.sketch", "tests/sketch/fixtures/valid/conv2d.sketch",
+    "tests/sketch/fixtures/valid/maxpool2d.sketch",   "tests/sketch/fixtures/valid/cumsum.sketch",
+};
+
+static void test_valid_fixtures(void) {
+  for (size_t i = 0; i < sizeof valid_fixtures / sizeof valid_fixtures[0]; i++) {
+    char *text = read_fixture(valid_fixtures[i]);
+    if (!text) continue;
+    round_trip(valid_fixtures[i], text);
+    akg_sketch_diag_list *d = akg_sketch_diag_list_new();
+    akg_sketch *s = NULL;
+    EXPECT(akg_sketch_parse(text, strlen(text), &s, d) == 0, "%s does not parse", valid_fixtures[i]);
+    if (s) {
+      int errors = akg_sketch_check(s, d);
+      EXPECT(errors == 0, "%s: %d checker errors", valid_fixtures[i], errors);
+      /* the designer's sketches must be clean, warnings included */
+      if (strstr(valid_fixtures[i], "/valid/"))
+        EXPECT(akg_sketch_diag_count(d) == 0, "%s: unexpected diagnostics", valid_fixtures[i]);
+      if (akg_sketch_diag_count(d) && strstr(valid_fixtures[i], "/valid/")) dump_diags(d);
+      akg_sketch_free(s);
+    }
+    akg_sketch_diag_list_free(d);
+    free(text);
+  }
+}
+
+static void test_corpus_round_trip(void) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/sketch-grammar/test/corpus", root);
+  corpus_case *cases = NULL;
+  size_t n = corpus_load_dir(dir, &cases);
+  EXPECT(n >= 40, "expected at least 40 corpus cases, found %zu", n);
+  for (size_t i = 0; i < n; i++) round_trip(cases[i].name, cases[i].input);
+  corpus_free(cases, n);
+}
+
+static void test_invalid(void) {
+  size_t n = sizeof invalid_cases / sizeof invalid_cases[0];
+  EXPECT(n >= 40, "expected at least 40 invalid cases, found %zu", n);
+  for (size_t i = 0; i < n; i++) {
+    const invalid_case *c = &invalid_cases[i];
+    akg_sketch_diag_list *d = akg_sketch_diag_list_new();
+    akg_sketch *s = NULL;
+    if (akg_sketch_parse(c->text, strlen(c->text), &s, d) == 0) {
+      akg_sketch_check(s, d);
+      akg_sketch_free(s);
+    }
+    bool found = false;
+    for (size_t k = 0; k < akg_sketch_diag_count(d); k++) {
+      const akg_sketch_diag *g = akg_sketch_diag_at(d, k);
+      if (g->span.line + 1 == c->line && g->span.col + 1 == c->col && (int)g->severity == c->severity &&
+          strstr(g->message, c->message))
+        found = true;
+    }
+    EXPECT(found, "invalid case '%s': no %s at %u:%u containing \"%s\"", c->name,
+           c->severity == 1 ? "error" : "warning", c->line, c->col, c->message);
+    if (!found) dump_diags(d);
+    if (c->severity == 1) EXPECT(akg_sketch_diag_error_count(d) > 0, "invalid case '%s' has no error", c->name);
+    akg_sketch_diag_list_free(d);
+  }
+}
+
+/* The walk API gives a code generator what it needs. */
+static void test_walk_api(void) {
+  char *text = read_fixture("tests/sketch/fixtures/valid/matmul_tiled.sketch");
+  if (!text) return;
+  akg_sketch *s = NULL;
+  akg_sketch_diag_list *d = akg_sketch_diag_list_new();
+  EXPECT(akg_sketch_parse(text, strlen(text), &s, d) == 0, "matmul does not parse");
+  if (!s) return;
+  EXPECT(akg_sketch_check(s, d) == 0, "matmul has errors");
+  EXPECT(strcmp(akg_sketch_name(s), "matmul") == 0, "name");
+  EXPECT(akg_sketch_symbol_count(s) == 3, "symbols");
+  EXPECT(akg_sketch_tensor_count(s) == 3 && akg_sketch_tensor_dtype(s, 0) == AKG_DTYPE_F16 &&
+             akg_sketch_tensor_rank(s, 2) == 2,
+         "tensors");
+  EXPECT(akg_sketch_tensor_is_loaded(s, 0) && akg_sketch_tensor_is_stored(s, 2) && !akg_sketch_tensor_is_stored(s, 0),
+         "tensor use");
+  EXPECT(akg_sketch_const_count(s) == 3 && akg_sketch_const_is_tunable(s, 0) &&
+             akg_sketch_const_candidate_count(s, 0) == 2 && !akg_sketch_const_is_tunable(s, 2),
+         "constexpr");
+  int64_t v = 0;
+  EXPECT(akg_sketch_const_int(s, 0, &v) == 0 && v == 64, "BM defaults to the first candidate");
+  EXPECT(akg_sketch_const_choose(s, 0, 1) == 0 && akg_sketch_const_int(s, 0, &v) == 0 && v == 128, "choose BM=128");
+  EXPECT(akg_sketch_const_choose(s, 0, 5) == -EINVAL, "bad candidate");
+  const akg_sketch_stmt *fi = akg_sketch_body_at(s, 0);
+  EXPECT(akg_sketch_stmt_get_kind(fi) == AKG_SKETCH_STMT_FOR && strcmp(akg_sketch_for_var(fi), "i") == 0, "for i");
+  EXPECT(strcmp(akg_sketch_stmt_hint_value(fi, "parallel"), "grididx") == 0, "parallel hint");
+  EXPECT(akg_sketch_for_step(fi) && strcmp(akg_sketch_expr_text(akg_sketch_for_step(fi)), "BM") == 0, "step BM");
+  akg_sketch_binding bind[] = {{"M", 1000}};
+  EXPECT(akg_sketch_expr_eval(s, akg_sketch_for_stop(fi), bind, 1, &v) == 0 && v == 1000, "eval stop");
+  const akg_sketch_stmt *fj = akg_sketch_stmt_body_at(fi, 0, 0);
+  const akg_sketch_stmt *acc = akg_sketch_stmt_body_at(fj, 0, 0);
+  EXPECT(akg_sketch_stmt_get_kind(acc) == AKG_SKETCH_STMT_ALLOC && akg_sketch_alloc_tier(acc) == AKG_SKETCH_TIER_FASTEST &&
+             akg_sketch_alloc_has_hint(acc, "accumulator") && akg_sketch_alloc_dtype(acc) == AKG_DTYPE_F32 &&
+             akg_sketch_alloc_rank(acc) == 2,
+         "accumulator alloc");
+  const akg_sketch_stmt *fk = akg_sketch_stmt_body_at(fj, 0, 1);
+  EXPECT(akg_sketch_stmt_get_kind(fk) == AKG_SKETCH_STMT_FOR && akg_sketch_stmt_hint_value(fk, "pipeline") &&
+             akg_sketch_stmt_hint_value(fk, "parallel") == NULL,
+         "pipeline loop");
+  const akg_sketch_stmt *ld = akg_sketch_stmt_body_at(fk, 0, 2);
+  EXPECT(akg_sketch_stmt_get_kind(ld) == AKG_SKETCH_STMT_LOAD &&
+             akg_sketch_expr_get_kind(akg_sketch_move_source(ld)) == AKG_SKETCH_EXPR_SUBSCRIPT &&
+             akg_sketch_expr_item_count(akg_sketch_move_source(ld)) == 2,
+         "load A[...]");
+  const akg_sketch_expr *sl = akg_sketch_expr_item(akg_sketch_move_source(ld), 0);
+  char *txt = akg_sketch_expr_to_string(sl);
+  EXPECT(txt && strcmp(txt, "i:i + BM") == 0, "slice text %s", txt ? txt : "(null)");
+  free(txt);
+  const akg_sketch_stmt *g = akg_sketch_stmt_body_at(fk, 0, 4);
+  EXPECT(akg_sketch_stmt_get_kind(g) == AKG_SKETCH_STMT_ASSIGN &&
+             strcmp(akg_sketch_expr_text(akg_sketch_assign_value(g)), "gemm") == 0,
+         "gemm assign");
+  long a = akg_sketch_value_find(s, "acc");
+  EXPECT(a >= 0 && akg_sketch_value_is_tile(s, a) && akg_sketch_value_rank(s, a) == 2 &&
+             akg_sketch_value_dtype(s, a) == AKG_DTYPE_F32,
+         "inferred acc");
+  akg_sketch_free(s);
+  akg_sketch_diag_list_free(d);
+  free(text);
+}
+
+static void test_limits(void) {
+  /* deep nesting is refused with a diagnostic, not a stack overflow */
+  size_t depth = 5000;
+  char *t = malloc(depth * 2 + 64);
+  size_t k = (size_t)sprintf(t, "sketch k {\n  a = ");
+  for (size_t i = 0; i < depth; i++) t[k++] = '(';
+  t[k++] = '1';
+  for (size_t i = 0; i < depth; i++) t[k++] = ')';
+  k += (size_t)sprintf(t + k, "\n}\n");
+  akg_sketch *s = NULL;
+  akg_sketch_diag_list *d = akg_sketch_diag_list_new();
+  int rc = akg_sketch_parse(t, k, &s, d);
+  EXPECT(rc == -EINVAL && s == NULL && akg_sketch_diag_error_count(d) >= 1, "deep nesting rc=%d", rc);
+  akg_sketch_free(s);
+  akg_sketch_diag_list_free(d);
+  free(t);
+  /* NUL bytes are rejected with a position */
+  d = akg_sketch_diag_list_new();
+  const char nul[] = "sketch k {\n  a\0 = 1\n}\n";
+  rc = akg_sketch_parse(nul, sizeof nul - 1, &s, d);
+  EXPECT(rc == -EINVAL && akg_sketch_diag_count(d) == 1 && akg_sketch_diag_at(d, 0)->span.line == 1, "NUL byte");
+  akg_sketch_diag_list_free(d);
+}
+
+int main(int argc, char **argv) {
+  root = argc > 1 ? argv[1] : ".";
+  test_valid_fixtures();
+  test_corpus_round_trip();
+  test_invalid();
+  test_walk_api();
+  test_limits();
+  if (failures) {
+    fprintf(stderr, "%d failures\n", failures);
+    return 1;
+  }
+  printf("sketch tests passed\n");
+  return 0;
+}

@@ -1,0 +1,155 @@
+/* test_designer.c: the built-in Designer's rules and the cpp emitter, on small
+ * references written here (never the bench suite). The probe answers are
+ * what the harness reports for these sources. */
+#include <stdlib.h>
+
+#include "akg/akg.h"
+#include "akg/design.h"
+#include "check.h"
+
+static const char *probe_1d =
+    "{\"inputs\":[{\"kind\":\"tensor\",\"shape\":[8,16],\"dtype\":\"float32\"}],"
+    "\"init_inputs\":[{\"kind\":\"scalar\",\"type\":\"float\",\"value\":0.25}]}";
+
+typedef struct {
+    akg_reference *ref;
+    cJSON *probe;
+    akg_design *d;
+    int rc;
+    akg_range where;
+    char err[1024];
+} designed;
+
+static designed design(const char *src, const char *probe)
+{
+    designed r = {0};
+    r.ref = akg_reference_parse(src, strlen(src), "ref.py");
+    r.probe = cJSON_Parse(probe);
+    r.rc = akg_designer_builtin(r.ref, r.probe, NULL, 1, &r.d, &r.where, r.err, sizeof r.err);
+    return r;
+}
+
+static void release(designed *r)
+{
+    akg_design_free(r->d);
+    cJSON_Delete(r->probe);
+    akg_reference_free(r->ref);
+}
+
+#define HEADER "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+#define GETTERS "def get_inputs():\n    return [torch.randn(8, 16)]\ndef get_init_inputs():\n    return [0.25]\n"
+
+int main(void)
+{
+    /* a composite expression becomes one fused SSA program */
+    designed r = design(HEADER "class Model(nn.Module):\n"
+                               "    def __init__(self, slope):\n"
+                               "        super().__init__()\n"
+                               "        self.slope = slope\n"
+                               "    def forward(self, x):\n"
+                               "        y = F.leaky_relu(x, self.slope)\n"
+                               "        return y / (1 + y.abs())\n" GETTERS,
+                        probe_1d);
+    CHECK(r.rc == AKG_OK);
+    if (r.d) {
+        CHECK(r.d->kind == AKG_DESIGN_POINTWISE);
+        CHECK(r.d->n_scalars == 1);
+        CHECK(r.d->scalars[0].source == AKG_SCALAR_INIT_PARAM);
+        CHECK_STR(r.d->scalars[0].init_name, "slope");
+        CHECK(r.d->scalars[0].value == 0.25);
+        CHECK_CONTAINS(r.d->sketch_text, "leaky_relu(");
+        CHECK_CONTAINS(r.d->sketch_text, "abs(");
+        CHECK_CONTAINS(r.d->sketch_text, "div(");
+        CHECK_CONTAINS(r.d->sketch_text, "@llm_hint(\"parallel\", \"coreidx\")");
+        akg_kernel_files k;
+        char err[256];
+        CHECK(akg_cpp_emit(r.d, r.ref, 0, &k, err, sizeof err) == AKG_OK);
+        CHECK_CONTAINS(k.kernel_source, "extern \"C\" int akg_kernel(");
+        CHECK_CONTAINS(k.kernel_source, "#pragma omp parallel for");
+        CHECK_CONTAINS(k.kernel_source, "#pragma omp simd");
+        CHECK_CONTAINS(k.model_new_source, "def __init__(self, slope):");
+        CHECK_CONTAINS(k.model_new_source, "float(self._akg_slope)");
+        akg_kernel_files_free(&k);
+        /* the Coder's conservative lowering drops the pragmas */
+        CHECK(akg_cpp_emit(r.d, r.ref, 1, &k, err, sizeof err) == AKG_OK);
+        CHECK(strstr(k.kernel_source, "#pragma omp") == NULL);
+        akg_kernel_files_free(&k);
+    }
+    release(&r);
+
+    /* layer arguments and defaults: nn.Hardtanh(-2.0, max_val=1.5) */
+    r = design(HEADER "class Model(nn.Module):\n"
+                      "    def __init__(self):\n"
+                      "        super().__init__()\n"
+                      "        self.act = nn.Hardtanh(-2.0, max_val=1.5)\n"
+                      "    def forward(self, x):\n"
+                      "        return self.act(x)\n" GETTERS,
+               probe_1d);
+    CHECK(r.rc == AKG_OK);
+    if (r.d) {
+        CHECK_CONTAINS(r.d->sketch_text, "hardtanh(t0, -2, 1.5)");
+        CHECK(r.d->n_scalars == 0);
+    }
+    release(&r);
+
+    /* softmax over dim=-1 as a method call, and log_softmax */
+    r = design(HEADER "class Model(nn.Module):\n"
+                      "    def forward(self, x):\n"
+                      "        return x.softmax(-1)\n" GETTERS,
+               probe_1d);
+    CHECK(r.rc == AKG_OK);
+    CHECK(r.d && r.d->kind == AKG_DESIGN_SOFTMAX && r.d->dim.value == -1 && !r.d->log_softmax);
+    release(&r);
+    r = design(HEADER "class Model(nn.Module):\n"
+                      "    def forward(self, x):\n"
+                      "        return torch.log_softmax(x, dim=1)\n" GETTERS,
+               probe_1d);
+    CHECK(r.d && r.d->kind == AKG_DESIGN_SOFTMAX && r.d->log_softmax && r.d->dim.value == 1);
+    release(&r);
+
+    /* a numerical failure sent back by the Conductor gives a different design */
+    designed a = design(HEADER "class Model(nn.Module):\n"
+                               "    def forward(self, x):\n"
+                               "        return torch.sigmoid(x)\n" GETTERS,
+                        probe_1d);
+    cJSON *fb = cJSON_Parse("{\"class\":\"numerical_mismatch\"}");
+    akg_design *d2 = NULL;
+    char err[512];
+    CHECK(akg_designer_builtin(a.ref, a.probe, fb, 2, &d2, NULL, err, sizeof err) == AKG_OK);
+    CHECK(a.d && d2 && a.d->math == AKG_MATH_FAST && d2->math == AKG_MATH_PRECISE);
+    akg_design_free(d2);
+    cJSON_Delete(fb);
+    release(&a);
+
+    /* what the rules do not cover is named, with its line */
+    r = design(HEADER "class Model(nn.Module):\n"
+                      "    def forward(self, x):\n"
+                      "        y = torch.relu(x)\n"
+                      "        return torch.fft.fft(y).abs()\n" GETTERS,
+               probe_1d);
+    CHECK(r.rc == AKG_EUNSUPPORTED);
+    CHECK_CONTAINS(r.err, "ref.py:7:");
+    CHECK_CONTAINS(r.err, "torch.fft.fft");
+    CHECK_CONTAINS(r.err, "--provider openai");
+    CHECK(r.where.start_row == 6);
+    release(&r);
+
+    r = design(HEADER "class Model(nn.Module):\n"
+                      "    def forward(self, x):\n"
+                      "        for i in range(3):\n"
+                      "            x = x + 1\n"
+                      "        return x\n" GETTERS,
+               probe_1d);
+    CHECK(r.rc == AKG_EUNSUPPORTED);
+    CHECK_CONTAINS(r.err, "the statement `for i in range(3)");
+    release(&r);
+
+    r = design(HEADER "class Model(nn.Module):\n"
+                      "    def forward(self, x):\n"
+                      "        return torch.relu(x)\n" GETTERS,
+               "{\"inputs\":[{\"kind\":\"tensor\",\"shape\":[8],\"dtype\":\"float16\"}]}");
+    CHECK(r.rc == AKG_EUNSUPPORTED);
+    CHECK_CONTAINS(r.err, "float16");
+    release(&r);
+    return check_summary();
+}
