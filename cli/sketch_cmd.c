@@ -5,10 +5,6 @@
 #include "akg/sketch.h"
 #include "cli.h"
 
-/* TEMP until engine/sketch/sketch_cli.c lands */
-#pragma weak akg_sketch_cli_check
-#pragma weak akg_sketch_cli_fmt
-
 int cli_sketch(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -18,9 +14,9 @@ int cli_sketch(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "check"))
-        return akg_sketch_cli_check(argc - 1, argv + 1);
+        return akg_sketch_cli_check(argc - 2, argv + 2);
     if (!strcmp(argv[1], "fmt"))
-        return akg_sketch_cli_fmt(argc - 1, argv + 1);
+        return akg_sketch_cli_fmt(argc - 2, argv + 2);
     fprintf(stderr, "akg_cli sketch: unknown subcommand '%s' (check or fmt)\n", argv[1]);
     return 2;
 }

@@ -13,6 +13,7 @@
 
 #include "akg/akg.h"
 #include "akg/config.h"
+#include "akg/sketch.h"
 #include "internal.h"
 
 static void harness_log(void *user, int worker, const char *line)
@@ -241,6 +242,7 @@ static void job_free(akg_job *j)
     akg_reference_free(j->ref);
     cJSON_Delete(j->probe);
     akg_design_free(j->design);
+    akg_sketch_free(j->sketch);
     akg_kernel_files_free(&j->files);
     free(j->out_dir);
     free(j->sketch_path);

@@ -67,6 +67,7 @@ struct akg_job {
     akg_reference *ref;
     cJSON *probe;
     akg_design *design;
+    struct akg_sketch *sketch; /* the design's sketch, parsed and checked */
     akg_kernel_files files;
     char *out_dir, *sketch_path, *kernel_src_path, *model_new_path, *lib_path, *report_path;
     int attempt;

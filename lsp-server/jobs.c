@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "diagnostics.h"
 #include "log.h"
@@ -206,14 +208,15 @@ static void on_event(const akg_event *ev, void *user) {
     akg_lsp_server *s = j->server;
     switch (ev->kind) {
     case AKG_EVENT_STAGE:
-        if (ev->max_attempts > 1)
-            progress_report(s, j, stage_percentage(ev->stage), "%s (attempt %d/%d)%s%s",
-                            ev->stage ? ev->stage : "stage", ev->attempt, ev->max_attempts,
-                            ev->message ? ": " : "", ev->message ? ev->message : "");
+        /* The engine's message names the attempt itself; without one, we do. */
+        if (ev->message && *ev->message)
+            progress_report(s, j, stage_percentage(ev->stage), "%s: %s",
+                            ev->stage ? ev->stage : "stage", ev->message);
+        else if (ev->max_attempts > 1)
+            progress_report(s, j, stage_percentage(ev->stage), "%s (attempt %d/%d)",
+                            ev->stage ? ev->stage : "stage", ev->attempt, ev->max_attempts);
         else
-            progress_report(s, j, stage_percentage(ev->stage), "%s%s%s",
-                            ev->stage ? ev->stage : "stage", ev->message ? ": " : "",
-                            ev->message ? ev->message : "");
+            progress_report(s, j, stage_percentage(ev->stage), "%s", ev->stage ? ev->stage : "stage");
         break;
     case AKG_EVENT_SKETCH: {
         cJSON *p = cJSON_CreateObject();
@@ -297,8 +300,28 @@ int akg_lsp_jobs_start(akg_lsp_server *s, const akg_lsp_job_request *req, long l
         free(text);
     }
 
+    /* Results go into the workspace (akg_output/ of the folder holding the
+     * reference), so the kernel, the report and model_new.py are trusted
+     * paths the user can open and verify again. */
+    char output_dir[PATH_MAX] = "";
+    const char *folder = akg_lsp_folder_of(s, req->path);
+    if (folder) {
+        const char *base = strrchr(req->path, '/');
+        base = base ? base + 1 : req->path;
+        size_t stem = strlen(base);
+        if (akg_lsp_ends_with(base, ".py")) stem -= 3;
+        char when[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
+        snprintf(output_dir, sizeof output_dir, "%s/akg_output/%.*s_%s_%s_%s_%lld", folder,
+                 (int)stem, base, req->backend, req->dsl, when, s->jobs_started + 1);
+    }
+
     akg_job_options opts;
     memset(&opts, 0, sizeof opts);
+    opts.output_dir = output_dir[0] ? output_dir : NULL;
     opts.reference_path = req->path;
     opts.framework = "torch";
     opts.backend = req->backend;

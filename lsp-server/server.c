@@ -193,19 +193,25 @@ int akg_lsp_param_offset(akg_lsp_server *s, akg_lsp_document *doc, const cJSON *
 
 /* ---- trust, engine, store ----------------------------------------------- */
 
-int akg_lsp_check_trusted(akg_lsp_server *s, const char *path, char *err, size_t errlen) {
-    if (!path) return akg_fail(err, errlen, AKG_EINVAL, "only file:// documents can run jobs");
-    if (s->n_folders == 0)
-        return akg_fail(err, errlen, AKG_EINVAL,
-                        "%s: no workspace folder is open, so no path is trusted", path);
+const char *akg_lsp_folder_of(akg_lsp_server *s, const char *path) {
+    if (!path) return NULL;
     char resolved[PATH_MAX];
     const char *p = path;
     if (realpath(path, resolved)) p = resolved;
     for (size_t i = 0; i < s->n_folders; i++) {
         char folder[PATH_MAX];
         const char *f = realpath(s->folders[i], folder) ? folder : s->folders[i];
-        if (akg_lsp_path_within(p, f)) return AKG_OK;
+        if (akg_lsp_path_within(p, f)) return s->folders[i];
     }
+    return NULL;
+}
+
+int akg_lsp_check_trusted(akg_lsp_server *s, const char *path, char *err, size_t errlen) {
+    if (!path) return akg_fail(err, errlen, AKG_EINVAL, "only file:// documents can run jobs");
+    if (s->n_folders == 0)
+        return akg_fail(err, errlen, AKG_EINVAL,
+                        "%s: no workspace folder is open, so no path is trusted", path);
+    if (akg_lsp_folder_of(s, path)) return AKG_OK;
     return akg_fail(err, errlen, AKG_EINVAL, "%s is outside the workspace folders; refused", path);
 }
 

@@ -112,6 +112,8 @@ void akg_lsp_show_message(akg_lsp_server *s, int type, const char *fmt, ...)
 /* Trust: AKG_OK when path (absolute) lies inside a workspace folder (symlinks
  * resolved); otherwise AKG_EINVAL with a message naming it. */
 int akg_lsp_check_trusted(akg_lsp_server *s, const char *path, char *err, size_t errlen);
+/* The workspace folder holding path (symlinks resolved), or NULL. Borrowed. */
+const char *akg_lsp_folder_of(akg_lsp_server *s, const char *path);
 /* The engine, created on first use with the current settings; NULL with a
  * message when it cannot start. */
 akg_engine *akg_lsp_engine(akg_lsp_server *s, char *err, size_t errlen);

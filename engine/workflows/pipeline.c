@@ -23,6 +23,7 @@
 
 #include "akg/akg.h"
 #include "akg/config.h"
+#include "akg/sketch.h"
 #include "../internal.h"
 
 static void stage_probe(akg_job *j);
@@ -239,6 +240,8 @@ static void stage_parse(akg_job *j)
 {
     j->state = JOB_PARSE;
     emit_stage(j, "parse", "reading %s", j->reference_path);
+    if (ensure_out_dir(j))
+        return;
     char err[1024];
     size_t len = 0;
     if (akg_read_file(j->reference_path, 16 << 20, &j->ref_source, &len, err, sizeof err)) {
@@ -251,11 +254,16 @@ static void stage_parse(akg_job *j)
         return;
     }
     if (akg_reference_check_form(j->ref, err, sizeof err)) {
+        cJSON_Delete(j->final_error);
+        j->final_error = cJSON_CreateObject();
+        cJSON_AddStringToObject(j->final_error, "where", "reference");
+        if (j->ref->syntax_errors) {
+            cJSON_AddNumberToObject(j->final_error, "line", j->ref->first_error.start_row + 1);
+            cJSON_AddNumberToObject(j->final_error, "column", j->ref->first_error.start_col + 1);
+        }
         job_finish(j, AKG_JOB_ERROR, "reference_error", err);
         return;
     }
-    if (ensure_out_dir(j))
-        return;
     if (wf(j, "verifier_only")) {
         free(j->model_new_path);
         j->model_new_path = akg_strdup(j->kernel_path);
@@ -321,6 +329,31 @@ static void stage_design(akg_job *j)
     akg_design_free(j->design);
     j->design = d;
     j->safe_mode = 0;
+    /* the sketch is parsed and checked before any code is written */
+    akg_sketch_free(j->sketch);
+    j->sketch = NULL;
+    akg_sketch_diag_list *diags = akg_sketch_diag_list_new();
+    int prc = akg_sketch_parse(d->sketch_text, strlen(d->sketch_text), &j->sketch, diags);
+    if (prc == 0 && akg_sketch_check(j->sketch, diags) != 0)
+        prc = -1;
+    if (prc != 0) {
+        akg_buf msg;
+        akg_buf_init(&msg, 8192);
+        akg_buf_puts(&msg, "the Designer's sketch does not check:");
+        for (size_t i = 0; i < akg_sketch_diag_count(diags) && i < 10; i++) {
+            char *line = akg_sketch_diag_format("sketch.sketch", akg_sketch_diag_at(diags, i));
+            if (line) {
+                akg_buf_appendf(&msg, "\n%s", line);
+                free(line);
+            }
+        }
+        akg_sketch_diag_list_free(diags);
+        write_out(j, "sketch.sketch", d->sketch_text, &j->sketch_path);
+        job_finish(j, AKG_JOB_ERROR, "design_error", msg.data ? msg.data : "sketch error");
+        akg_buf_free(&msg);
+        return;
+    }
+    akg_sketch_diag_list_free(diags);
     if (!wf(j, "coder_only")) {
         if (write_out(j, "sketch.sketch", d->sketch_text, &j->sketch_path))
             return;
@@ -347,7 +380,7 @@ static void stage_code(akg_job *j)
                j->safe_mode ? " (conservative: no OpenMP/simd)" : "");
     char err[1024];
     akg_kernel_files_free(&j->files);
-    if (akg_cpp_emit(j->design, j->ref, j->safe_mode, &j->files, err, sizeof err)) {
+    if (akg_cpp_emit(j->design, j->sketch, j->ref, j->safe_mode, &j->files, err, sizeof err)) {
         job_finish(j, AKG_JOB_ERROR, "unsupported", err);
         return;
     }

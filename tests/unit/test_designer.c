@@ -5,6 +5,7 @@
 
 #include "akg/akg.h"
 #include "akg/design.h"
+#include "akg/sketch.h"
 #include "check.h"
 
 static const char *probe_1d =
@@ -20,13 +21,42 @@ typedef struct {
     char err[1024];
 } designed;
 
+static akg_sketch *parse_checked(const char *text);
+
 static designed design(const char *src, const char *probe)
 {
     designed r = {0};
     r.ref = akg_reference_parse(src, strlen(src), "ref.py");
     r.probe = cJSON_Parse(probe);
     r.rc = akg_designer_builtin(r.ref, r.probe, NULL, 1, &r.d, &r.where, r.err, sizeof r.err);
+    if (r.d)
+        akg_sketch_free(parse_checked(r.d->sketch_text));
     return r;
+}
+
+/* Every sketch the Designer writes parses, checks without errors, and
+ * survives print/parse unchanged. Returns the parsed sketch (caller frees). */
+static akg_sketch *parse_checked(const char *text)
+{
+    akg_sketch *sk = NULL, *again = NULL;
+    akg_sketch_diag_list *diags = akg_sketch_diag_list_new();
+    CHECK(akg_sketch_parse(text, strlen(text), &sk, diags) == 0);
+    if (sk)
+        CHECK(akg_sketch_check(sk, diags) == 0);
+    for (size_t i = 0; i < akg_sketch_diag_count(diags); i++) {
+        char *line = akg_sketch_diag_format("designer", akg_sketch_diag_at(diags, i));
+        fprintf(stderr, "%s\n", line);
+        free(line);
+    }
+    char *printed = NULL;
+    if (sk && akg_sketch_print(sk, &printed) == 0) {
+        CHECK(akg_sketch_parse(printed, strlen(printed), &again, NULL) == 0);
+        CHECK(again && akg_sketch_equal(sk, again));
+    }
+    free(printed);
+    akg_sketch_free(again);
+    akg_sketch_diag_list_free(diags);
+    return sk;
 }
 
 static void release(designed *r)
@@ -63,7 +93,8 @@ int main(void)
         CHECK_CONTAINS(r.d->sketch_text, "@llm_hint(\"parallel\", \"coreidx\")");
         akg_kernel_files k;
         char err[256];
-        CHECK(akg_cpp_emit(r.d, r.ref, 0, &k, err, sizeof err) == AKG_OK);
+        akg_sketch *sk = parse_checked(r.d->sketch_text);
+        CHECK(akg_cpp_emit(r.d, sk, r.ref, 0, &k, err, sizeof err) == AKG_OK);
         CHECK_CONTAINS(k.kernel_source, "extern \"C\" int akg_kernel(");
         CHECK_CONTAINS(k.kernel_source, "#pragma omp parallel for");
         CHECK_CONTAINS(k.kernel_source, "#pragma omp simd");
@@ -71,9 +102,40 @@ int main(void)
         CHECK_CONTAINS(k.model_new_source, "float(self._akg_slope)");
         akg_kernel_files_free(&k);
         /* the Coder's conservative lowering drops the pragmas */
-        CHECK(akg_cpp_emit(r.d, r.ref, 1, &k, err, sizeof err) == AKG_OK);
+        CHECK(akg_cpp_emit(r.d, sk, r.ref, 1, &k, err, sizeof err) == AKG_OK);
         CHECK(strstr(k.kernel_source, "#pragma omp") == NULL);
         akg_kernel_files_free(&k);
+        akg_sketch_free(sk);
+
+        /* the Coder lowers what the sketch says: an edited sketch (abs turned
+         * into sigmoid, the block moved, the parallel hint removed) changes
+         * the kernel */
+        char *edited = akg_strdup(r.d->sketch_text);
+        char *abs_call = strstr(edited, "abs(");
+        CHECK(abs_call != NULL);
+        if (abs_call) {
+            akg_buf e;
+            akg_buf_init(&e, 1 << 16);
+            akg_buf_append(&e, edited, (size_t)(abs_call - edited));
+            akg_buf_puts(&e, "sigmoid(");
+            akg_buf_puts(&e, abs_call + 4);
+            char *p = strstr(e.data, "BLOCK = tune(");
+            CHECK(p != NULL);
+            char *par = strstr(e.data, "@llm_hint(\"parallel\", \"coreidx\")");
+            CHECK(par != NULL);
+            if (par)
+                memcpy(par, "# removed by the user           ", 32);
+            sk = parse_checked(e.data);
+            CHECK(sk && akg_cpp_emit(r.d, sk, r.ref, 0, &k, err, sizeof err) == AKG_OK);
+            if (sk) {
+                CHECK_CONTAINS(k.kernel_source, "1.0f / (1.0f + AKG_EXP(");
+                CHECK(strstr(k.kernel_source, "#pragma omp parallel") == NULL);
+                akg_kernel_files_free(&k);
+            }
+            akg_sketch_free(sk);
+            akg_buf_free(&e);
+        }
+        free(edited);
     }
     release(&r);
 

@@ -46,7 +46,11 @@ typedef struct {
     double value;             /* CONST */
 } akg_pw_node;
 
-typedef enum { AKG_DESIGN_POINTWISE, AKG_DESIGN_SOFTMAX } akg_design_kind;
+typedef enum {
+    AKG_DESIGN_POINTWISE, /* a fused SSA program per element (designer_rules.c) */
+    AKG_DESIGN_SOFTMAX,   /* softmax / log_softmax over one dim (designer_rules.c) */
+    AKG_DESIGN_FAMILY     /* a family rule's design: see family and params */
+} akg_design_kind;
 
 typedef enum {
     AKG_MATH_FAST,    /* branch-free polynomial exp/log/erf that vectorise */
@@ -75,6 +79,9 @@ typedef struct akg_design {
     akg_math_mode math;
     int parallel;             /* 1: OpenMP over blocks/rows */
     int vectorize;            /* 1: simd loops */
+    /* AKG_DESIGN_FAMILY: "reduction", "norm", "scan", "loss", "matmul", "conv", "pool" */
+    char family[24];
+    cJSON *params;            /* owned; what the family's emitter needs beyond the sketch */
     char *sketch_text;        /* owned; the Unified Sketch of this design */
 } akg_design;
 
@@ -88,6 +95,31 @@ int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJS
                          int attempt, akg_design **out, akg_range *where, char *err,
                          size_t errlen);
 void akg_design_free(akg_design *d);
+
+/*
+ * Family rules (engine/providers/builtin/rules_<family>.c). Each looks at the
+ * whole forward and returns AKG_ENOTFOUND (no message) when it is not of its
+ * family, AKG_OK with *out set, or another status with a message naming what
+ * it cannot design (and *where). The built-in Designer tries the pointwise
+ * and softmax rules first, then these in order.
+ */
+typedef int (*akg_family_rule)(const akg_reference *ref, const cJSON *probe,
+                               const cJSON *feedback, int attempt, akg_design **out,
+                               akg_range *where, char *err, size_t errlen);
+int akg_rules_reduction(const akg_reference *, const cJSON *, const cJSON *, int, akg_design **,
+                        akg_range *, char *, size_t);
+int akg_rules_norm(const akg_reference *, const cJSON *, const cJSON *, int, akg_design **,
+                   akg_range *, char *, size_t);
+int akg_rules_scan(const akg_reference *, const cJSON *, const cJSON *, int, akg_design **,
+                   akg_range *, char *, size_t);
+int akg_rules_loss(const akg_reference *, const cJSON *, const cJSON *, int, akg_design **,
+                   akg_range *, char *, size_t);
+int akg_rules_matmul(const akg_reference *, const cJSON *, const cJSON *, int, akg_design **,
+                     akg_range *, char *, size_t);
+int akg_rules_conv(const akg_reference *, const cJSON *, const cJSON *, int, akg_design **,
+                   akg_range *, char *, size_t);
+int akg_rules_pool(const akg_reference *, const cJSON *, const cJSON *, int, akg_design **,
+                   akg_range *, char *, size_t);
 /* The design as JSON (for the report and the store); the caller deletes it. */
 cJSON *akg_design_to_json(const akg_design *d);
 
@@ -102,10 +134,30 @@ typedef struct {
 
 void akg_kernel_files_free(akg_kernel_files *k);
 
-/* The cpu/cpp emitter: lowers a design to C++ and model_new.py. safe_mode
- * (the Coder's answer to a build or runtime failure) drops OpenMP and simd
- * pragmas. The caller frees *out with akg_kernel_files_free. */
-int akg_cpp_emit(const akg_design *d, const akg_reference *ref, int safe_mode,
-                 akg_kernel_files *out, char *err, size_t errlen);
+struct akg_sketch;
+
+/* The cpu/cpp emitter: lowers the checked sketch (sk, parsed from
+ * d->sketch_text or edited by the user) to C++ and model_new.py; d supplies
+ * what the sketch does not say (where scalars come from, the softmax dim,
+ * a family's params). Tunables, hints and the computation are read from sk.
+ * safe_mode (the Coder's answer to a build or runtime failure) drops OpenMP
+ * and simd pragmas. The caller frees *out with akg_kernel_files_free. */
+int akg_cpp_emit(const akg_design *d, const struct akg_sketch *sk, const akg_reference *ref,
+                 int safe_mode, akg_kernel_files *out, char *err, size_t errlen);
+/* Family emitters (backends/cpu/cpp/emitter/emit_<family>.c), same contract. */
+int akg_cpp_emit_reduction(const akg_design *, const struct akg_sketch *, const akg_reference *,
+                           int, akg_kernel_files *, char *, size_t);
+int akg_cpp_emit_norm(const akg_design *, const struct akg_sketch *, const akg_reference *, int,
+                      akg_kernel_files *, char *, size_t);
+int akg_cpp_emit_scan(const akg_design *, const struct akg_sketch *, const akg_reference *, int,
+                      akg_kernel_files *, char *, size_t);
+int akg_cpp_emit_loss(const akg_design *, const struct akg_sketch *, const akg_reference *, int,
+                      akg_kernel_files *, char *, size_t);
+int akg_cpp_emit_matmul(const akg_design *, const struct akg_sketch *, const akg_reference *, int,
+                        akg_kernel_files *, char *, size_t);
+int akg_cpp_emit_conv(const akg_design *, const struct akg_sketch *, const akg_reference *, int,
+                      akg_kernel_files *, char *, size_t);
+int akg_cpp_emit_pool(const akg_design *, const struct akg_sketch *, const akg_reference *, int,
+                      akg_kernel_files *, char *, size_t);
 
 #endif

@@ -142,7 +142,7 @@ size_t akg_sketch_tensor_rank(const akg_sketch *sketch, size_t i);
 const akg_sketch_expr *akg_sketch_tensor_dim(const akg_sketch *sketch, size_t i, size_t d);
 /* Index of the tensor with this name, or -1. */
 long akg_sketch_tensor_find(const akg_sketch *sketch, const char *name);
-/* Whether the body stores into / loads from tensor i (valid after parse). */
+/* Whether the body stores into / loads from tensor i (valid after akg_sketch_check). */
 bool akg_sketch_tensor_is_stored(const akg_sketch *sketch, size_t i);
 bool akg_sketch_tensor_is_loaded(const akg_sketch *sketch, size_t i);
 
@@ -305,10 +305,9 @@ char *akg_sketch_expr_to_string(const akg_sketch_expr *e);
 
 /* ---- what the checker inferred (valid after akg_sketch_check) --------------- */
 
-/* Tiles and scalars defined in the body. For each named value: its dtype and
- * rank as inferred by the checker (rank 0 for scalars), the shape as
- * expressions (borrowed from the sketch; NULL for a dimension the checker
- * could not express) and whether it is a tile (vs a scalar). */
+/* Tiles and scalars defined in the body (the last definition of each name):
+ * dtype and rank as inferred by the checker (rank 0 for scalars) and whether
+ * it is a tile. Returns -1 / defaults for unknown names. */
 long akg_sketch_value_find(const akg_sketch *sketch, const char *name);
 akg_dtype akg_sketch_value_dtype(const akg_sketch *sketch, long value);
 size_t akg_sketch_value_rank(const akg_sketch *sketch, long value);

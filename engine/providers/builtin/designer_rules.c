@@ -506,7 +506,13 @@ static char *pointwise_sketch(const akg_design *d, const akg_reference *ref)
                             d->scalars[i].value);
         akg_buf_puts(&b, ";\n");
     }
-    akg_buf_appendf(&b, "  constexpr: BLOCK = tune(4096, 16384, 65536) = %ld;\n\n", d->block);
+    /* the first candidate of a tunable is the design's choice */
+    akg_buf_appendf(&b, "  constexpr: BLOCK = tune(%ld", d->block);
+    static const long blocks[] = {4096, 16384, 65536};
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
+        if (blocks[i] != d->block)
+            akg_buf_appendf(&b, ", %ld", blocks[i]);
+    akg_buf_puts(&b, ");\n\n");
     if (d->parallel)
         akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
     akg_buf_puts(&b, "  for i in range(0, N, BLOCK):\n");
@@ -549,7 +555,12 @@ static char *softmax_sketch(const akg_design *d)
                     d->op_name);
     akg_buf_appendf(&b, "sketch %s {\n", d->op_name);
     akg_buf_puts(&b, "  symbols: O, D, I;\n  tensors: x[O, D, I]: f32; y[O, D, I]: f32;\n");
-    akg_buf_appendf(&b, "  constexpr: ROWS = tune(1, 4, 16) = %ld;\n\n", d->rows);
+    akg_buf_appendf(&b, "  constexpr: ROWS = tune(%ld", d->rows);
+    static const long rows[] = {1, 4, 16};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (rows[i] != d->rows)
+            akg_buf_appendf(&b, ", %ld", rows[i]);
+    akg_buf_puts(&b, ");\n\n");
     if (d->parallel)
         akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
     akg_buf_puts(&b, "  for o in range(0, O):\n");
@@ -594,9 +605,9 @@ static int input_shape_equal(const cJSON *probe, int a, int b)
     return sa && sb && cJSON_Compare(sa, sb, 1);
 }
 
-int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
-                         int attempt, akg_design **out, akg_range *where, char *err,
-                         size_t errlen)
+static int design_pointwise(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
+                            int attempt, akg_design **out, akg_range *where, char *err,
+                            size_t errlen)
 {
     *out = NULL;
     akg_design *d = calloc(1, sizeof *d);
@@ -725,10 +736,41 @@ int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJS
     return AKG_OK;
 }
 
+static const akg_family_rule family_rules[] = {
+    akg_rules_reduction, akg_rules_norm, akg_rules_scan, akg_rules_loss,
+    akg_rules_matmul,    akg_rules_conv, akg_rules_pool,
+};
+
+int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
+                         int attempt, akg_design **out, akg_range *where, char *err,
+                         size_t errlen)
+{
+    *out = NULL;
+    int rc = design_pointwise(ref, probe, feedback, attempt, out, where, err, errlen);
+    if (rc != AKG_EUNSUPPORTED)
+        return rc;
+    /* The pointwise message names the first construct it could not read;
+     * keep it unless a family rule designs the forward or says more. */
+    char first[1024];
+    akg_range first_where = where ? *where : (akg_range){0, 0, 0, 0};
+    snprintf(first, sizeof first, "%s", err ? err : "");
+    for (size_t i = 0; i < sizeof family_rules / sizeof family_rules[0]; i++) {
+        int frc = family_rules[i](ref, probe, feedback, attempt, out, where, err, errlen);
+        if (frc != AKG_ENOTFOUND)
+            return frc;
+    }
+    if (err)
+        snprintf(err, errlen, "%s", first);
+    if (where)
+        *where = first_where;
+    return AKG_EUNSUPPORTED;
+}
+
 void akg_design_free(akg_design *d)
 {
     if (!d)
         return;
+    cJSON_Delete(d->params);
     free(d->sketch_text);
     free(d);
 }
@@ -746,10 +788,15 @@ static cJSON *scalar_json(const akg_scalar *s)
 cJSON *akg_design_to_json(const akg_design *d)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "kind", d->kind == AKG_DESIGN_SOFTMAX ? "softmax" : "pointwise");
+    cJSON_AddStringToObject(o, "kind", d->kind == AKG_DESIGN_SOFTMAX   ? "softmax"
+                                       : d->kind == AKG_DESIGN_FAMILY ? d->family
+                                                                      : "pointwise");
     cJSON_AddStringToObject(o, "op", d->op_name);
     cJSON_AddStringToObject(o, "math", d->math == AKG_MATH_FAST ? "fast" : "precise");
-    if (d->kind == AKG_DESIGN_SOFTMAX) {
+    if (d->kind == AKG_DESIGN_FAMILY) {
+        if (d->params)
+            cJSON_AddItemToObject(o, "params", cJSON_Duplicate(d->params, 1));
+    } else if (d->kind == AKG_DESIGN_SOFTMAX) {
         cJSON_AddItemToObject(o, "dim", scalar_json(&d->dim));
         cJSON_AddNumberToObject(o, "rows", (double)d->rows);
     } else {

@@ -1,0 +1,169 @@
+"""End to end: references and candidates that fail end with the right error
+class, a clear message, and the right exit status."""
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+from akgtest import CLI, KERNELS, PYTHON, REFS, CliTest
+
+
+class UsageTest(CliTest):
+    def test_help(self):
+        p = self.akg("op", "--help")
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("--workflow", p.stdout)
+
+    def test_unknown_flag(self):
+        p = self.akg("op", "--frobnicate", "1", os.path.join(REFS, "relu.py"))
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+        self.assertIn("unknown flag --frobnicate", p.stderr)
+
+    def test_missing_file(self):
+        p = self.akg("op", os.path.join(self.dir, "nope.py"))
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+        self.assertIn("reference not found", p.stderr)
+
+    def test_unsupported_pair(self):
+        p = self.akg("op", "--backend", "cpu", "--dsl", "triton", os.path.join(REFS, "relu.py"))
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+        self.assertIn("not supported", p.stderr)
+        p = self.akg("op", "--dsl", "fortran", os.path.join(REFS, "relu.py"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown DSL", p.stderr)
+
+    def test_verifier_only_needs_kernel(self):
+        p = self.akg("op", "--workflow", "verifier_only", os.path.join(REFS, "relu.py"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--kernel", p.stderr)
+
+
+class ReferenceFailureTest(CliTest):
+    def test_reference_raises(self):
+        p, r = self.op(os.path.join(REFS, "raises_in_forward.py"))
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(r["status"], "error")
+        self.assertEqual(r["error"]["class"], "runtime_error")
+        self.assertEqual(r["error"]["where"], "reference")
+        self.assertEqual(r["error"]["line"], 16)
+        self.assertIn("ValueError", r["error"]["detail"])
+
+    def test_reference_hangs(self):
+        t = time.monotonic()
+        p, r = self.op(os.path.join(REFS, "hangs_in_forward.py"), "--verify-timeout", "4")
+        self.assertLess(time.monotonic() - t, 60)
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(r["error"]["class"], "timeout")
+        self.assertIn("did not finish within 4.0 s", r["error"]["detail"])
+
+    def test_not_kernelbench(self):
+        p, r = self.op(os.path.join(REFS, "no_get_inputs.py"))
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(r["error"]["class"], "reference_error")
+        self.assertIn("no module-level get_inputs()", r["error"]["detail"])
+
+    def test_syntax_error(self):
+        p, r = self.op(os.path.join(REFS, "syntax_error.py"))
+        self.assertEqual(p.returncode, 1)
+        self.assertIn(":14:", r["error"]["detail"])
+
+    def test_unsupported_op_is_named(self):
+        p, r = self.op(os.path.join(REFS, "unsupported_op.py"))
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(r["error"]["class"], "unsupported")
+        self.assertIn("torch.fft.fft", r["error"]["detail"])
+        self.assertIn("--provider openai", r["error"]["detail"])
+        self.assertNotIn("kernel", r["paths"])  # nothing unverified is produced
+
+
+class CandidateFailureTest(CliTest):
+    def verify(self, kernel, *extra):
+        return self.op(os.path.join(REFS, "relu.py"), "--workflow", "verifier_only", "--kernel",
+                       os.path.join(KERNELS, kernel), *extra)
+
+    def test_good_candidate_passes(self):
+        p, r = self.verify("good_relu_model_new.py")
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertEqual(r["status"], "pass")
+        self.assertGreater(r["perf"]["speedup"], 0)
+
+    def test_wrong_candidate(self):
+        p, r = self.verify("wrong_relu_model_new.py")
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(r["error"]["class"], "numerical_mismatch")
+        self.assertIn("trial", r["error"]["detail"])
+
+    def test_half_output(self):
+        p, r = self.verify("half_relu_model_new.py")
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(r["error"]["class"], "numerical_mismatch")
+
+    def test_segfault(self):
+        p, r = self.verify("segfault_relu_model_new.py")
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(r["error"]["class"], "crash")
+        self.assertIn("signal 11", r["error"]["detail"])
+
+    def test_spin(self):
+        p, r = self.verify("spin_relu_model_new.py", "--verify-timeout", "5")
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(r["error"]["class"], "timeout")
+
+    def test_cheat(self):
+        p, r = self.verify("cheat_relu_model_new.py")
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(r["error"]["class"], "forbidden")
+        self.assertIn("relu", r["error"]["detail"])
+
+
+class WorkflowTest(CliTest):
+    def test_kernelgen_only_is_unverified(self):
+        p, r = self.op(os.path.join(REFS, "relu.py"), "--workflow", "kernelgen_only")
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertEqual(r["status"], "unverified")
+        self.assertNotIn("correctness", r)
+        self.assertTrue(os.path.exists(r["paths"]["kernel"]))
+
+    def test_coder_only_writes_no_sketch(self):
+        p, r = self.op(os.path.join(REFS, "sigmoid.py"), "--workflow", "coder_only")
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertEqual(r["status"], "pass")
+        self.assertNotIn("sketch", r["paths"])
+
+    def test_runs_lists_the_store(self):
+        self.op(os.path.join(REFS, "relu.py"), "--workflow", "design_only")
+        p = self.akg("runs")
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("relu.py", p.stdout)
+        self.assertIn("unverified", p.stdout)
+
+    def test_ctrl_c_cancels_and_kills_children(self):
+        # a uniquely named interpreter link makes this test's workers findable
+        link = os.path.join(self.dir, "python-cancel-test")
+        os.symlink(PYTHON, link)
+        proc = subprocess.Popen([CLI, "op", "--python", link, "--output", os.path.join(self.dir, "c"),
+                                 os.path.join(REFS, "hangs_in_forward.py")], cwd=self.dir,
+                                env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if subprocess.run(["pgrep", "-f", link], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.2)
+        time.sleep(2.0)  # the probe is now inside the hanging forward
+        t = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        self.assertLess(time.monotonic() - t, 2.0)
+        self.assertEqual(proc.returncode, 130, err[-2000:])
+        self.assertIn("cancelled", out)
+        time.sleep(0.2)
+        self.assertNotEqual(subprocess.run(["pgrep", "-f", link]).returncode, 0,
+                            "a harness worker survived the cancellation")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

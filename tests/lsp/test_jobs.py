@@ -1,0 +1,252 @@
+"""End-to-end transcript tests: code action -> job -> progress -> sketch ->
+kernel -> diagnostics -> hover -> code lens, on the CPU backend with the
+built-in provider. These run the real engine and the real harness (PyTorch
+on the interpreter in AKG_PYTHON)."""
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lsp_client import Client, path_uri  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REFS = os.path.normpath(os.path.join(HERE, "..", "fixtures", "refs"))
+JOB_TIMEOUT = 120
+
+
+def descendants(pid):
+    """Every live process below pid (from /proc)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] == "Z":
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def wchan(pid):
+    try:
+        with open("/proc/%d/wchan" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def wait_worker_hung(server_pid, timeout=60):
+    """Waits until a harness worker below the server is inside the fixture's
+    forward, which sleeps in a loop that never ends (time.sleep shows in the
+    kernel as hrtimer_nanosleep)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if [p for p in descendants(server_pid) if wchan(p) == "hrtimer_nanosleep"]:
+            return
+        time.sleep(0.02)
+    raise TimeoutError("no harness worker reached the hanging forward")
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2:].split()[0] != "Z"
+
+
+class JobCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.ws = os.path.join(self.tmp.name, "ws")
+        os.makedirs(self.ws)
+        env = {"AKG_STORE": os.path.join(self.tmp.name, "store.db"), "HOME": self.tmp.name}
+        self.settings = {"targets": ["cpu/cpp"]}
+        self.c = Client(env=env, settings=self.settings, cwd=self.tmp.name)
+        self.c.initialize(root=self.ws, options=self.settings)
+
+    def tearDown(self):
+        self.c.kill()
+        self.tmp.cleanup()
+
+    def copy_ref(self, name):
+        dst = os.path.join(self.ws, name)
+        shutil.copy(os.path.join(REFS, name), dst)
+        return dst
+
+    def run_command(self, command, arg):
+        r = self.c.request("workspace/executeCommand", {"command": command, "arguments": [arg]})
+        self.assertIn("result", r, r)
+        return r["result"]
+
+    def finished(self, job_id, timeout=JOB_TIMEOUT):
+        return self.c.notification("akg/jobFinished", lambda p: p["id"] == job_id, timeout)["params"]
+
+    def progress(self, token, kind, timeout=JOB_TIMEOUT):
+        return self.c.notification("$/progress", lambda p: p["token"] == token and
+                                   p["value"]["kind"] == kind, timeout)["params"]["value"]
+
+
+class Generate(JobCase):
+    def test_code_action_job_progress_diagnostics_hover_lens(self):
+        path = self.copy_ref("relu.py")
+        uri = self.c.open(path)
+        self.c.notification("textDocument/publishDiagnostics", lambda p: p["uri"] == uri)
+        actions = self.c.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+            "context": {"diagnostics": []}})["result"]
+        generate = [a for a in actions if a["command"]["command"] == "akg.generate"][0]
+        t0 = time.monotonic()
+        result = self.run_command(generate["command"]["command"], generate["command"]["arguments"][0])
+        # The command answers at once with the job's id; the job runs after.
+        self.assertLess(time.monotonic() - t0, 2.0)
+        job_id = result["jobId"]
+        create = self.c.wait_for(lambda m: m.get("method") == "window/workDoneProgress/create", 10,
+                                 "workDoneProgress/create")
+        token = create["params"]["token"]
+        begin = self.progress(token, "begin")
+        self.assertTrue(begin["cancellable"])
+        self.assertIn("cpu/cpp", begin["title"])
+        # While the job runs the server keeps answering.
+        h = self.c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                  "position": {"line": 0, "character": 0}})
+        self.assertIn("result", h)
+        sketch = self.c.notification("akg/sketchReady", lambda p: p["id"] == job_id, JOB_TIMEOUT)["params"]
+        self.assertEqual(sketch["uri"], uri)
+        self.assertTrue(os.path.isfile(sketch["path"]))
+        with open(sketch["path"], encoding="utf-8") as f:
+            self.assertEqual(f.read(), sketch["text"])
+        done = self.finished(job_id)
+        self.assertEqual(done["status"], "pass", done)
+        self.assertIsNone(done["error"])
+        self.assertGreater(done["speedup"], 0)
+        for key in ("sketch", "kernel", "modelNew", "report"):
+            self.assertTrue(os.path.isfile(done["paths"][key]), (key, done["paths"]))
+        reports = []
+        while True:
+            try:
+                reports.append(self.progress(token, "report", timeout=0.01))
+            except TimeoutError:
+                break
+        stages = " ".join(r.get("message", "") for r in reports)
+        for stage in ("design", "code", "build", "verify", "profile"):
+            self.assertIn(stage, stages)
+        end = self.progress(token, "end")
+        self.assertIn("verified", end["message"])
+        shown = self.c.wait_for(lambda m: m.get("method") == "window/showDocument", 10, "showDocument")
+        self.assertEqual(shown["params"]["uri"], path_uri(done["paths"]["kernel"]))
+        diags = self.c.notification("textDocument/publishDiagnostics",
+                                    lambda p: p["uri"] == uri, 10)["params"]["diagnostics"]
+        self.assertEqual(diags, [])
+        with open(path, encoding="utf-8") as f:
+            line = [i for i, l in enumerate(f) if "class Model" in l][0]
+        hover = self.c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                      "position": {"line": line, "character": 7}})
+        text = hover["result"]["contents"]["value"]
+        self.assertIn("%.2fx" % done["speedup"], text)
+        self.assertIn("pass", text)
+        lenses = self.c.request("textDocument/codeLens", {"textDocument": {"uri": uri}})["result"]
+        titles = [l["command"]["title"] for l in lenses]
+        self.assertIn("cpu/cpp %.2fx, verified 5/5" % done["speedup"], titles)
+        hints = self.c.request("textDocument/inlayHint", {
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}}})
+        self.assertIn(": [256, 1024] float32", [x["label"] for x in hints["result"]])
+
+        # Verify the kernel that run wrote (the last run's model_new.py).
+        result = self.run_command("akg.verify", {"uri": uri})
+        done = self.finished(result["jobId"])
+        self.assertEqual(done["status"], "pass", done)
+
+    def test_design_sketch_only(self):
+        path = self.copy_ref("softmax.py")
+        uri = path_uri(path)
+        result = self.run_command("akg.designSketch", {"uri": uri})
+        sketch = self.c.notification("akg/sketchReady", lambda p: p["id"] == result["jobId"],
+                                     JOB_TIMEOUT)["params"]
+        shown = self.c.wait_for(lambda m: m.get("method") == "window/showDocument", JOB_TIMEOUT,
+                                "showDocument of the sketch")
+        self.assertEqual(shown["params"]["uri"], path_uri(sketch["path"]))
+        self.assertTrue(shown["params"]["takeFocus"])
+        done = self.finished(result["jobId"])
+        self.assertEqual(done["status"], "unverified", done)
+        self.assertTrue(os.path.isfile(done["paths"]["sketch"]))
+
+
+class Cancel(JobCase):
+    def test_cancel_stops_children_within_a_second(self):
+        path = self.copy_ref("hangs_in_forward.py")
+        uri = path_uri(path)
+        result = self.run_command("akg.generate", {"uri": uri, "backend": "cpu", "dsl": "cpp"})
+        job_id = result["jobId"]
+        token = self.c.wait_for(lambda m: m.get("method") == "window/workDoneProgress/create", 10,
+                                "create")["params"]["token"]
+        # Wait until the probe runs (it never returns), then cancel.
+        self.c.notification("$/progress", lambda p: p["token"] == token and
+                            "probe" in p["value"].get("message", ""), JOB_TIMEOUT)
+        wait_worker_hung(self.c.proc.pid)
+        before = descendants(self.c.proc.pid)
+        self.assertTrue(before, "the probe runs in a child process")
+        t0 = time.monotonic()
+        self.c.notify("window/workDoneProgress/cancel", {"token": token})
+        done = self.finished(job_id, timeout=5)
+        self.assertEqual(done["status"], "cancelled")
+        self.assertLess(time.monotonic() - t0, 1.5)
+        deadline = t0 + 1.0
+        while [p for p in before if alive(p)] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual([p for p in before if alive(p)], [])
+        self.assertEqual(self.progress(token, "end", timeout=5)["kind"], "end")
+        # The server is still fine, and akg.cancel with nothing running says so.
+        r = self.c.request("workspace/executeCommand", {"command": "akg.cancel", "arguments": [{}]})
+        self.assertEqual(r["result"], {"cancelled": 0})
+
+    def test_akg_cancel_command(self):
+        path = self.copy_ref("hangs_in_forward.py")
+        result = self.run_command("akg.generate", {"uri": path_uri(path), "backend": "cpu", "dsl": "cpp"})
+        self.c.notification("$/progress", lambda p: "probe" in p["value"].get("message", ""), JOB_TIMEOUT)
+        r = self.run_command("akg.cancel", {"jobId": result["jobId"]})
+        self.assertEqual(r, {"cancelled": 1})
+        self.assertEqual(self.finished(result["jobId"], timeout=5)["status"], "cancelled")
+
+
+class Hang(JobCase):
+    def test_probe_hangs_short_timeout(self):
+        self.c.notify("workspace/didChangeConfiguration",
+                      {"settings": {"akg": {"targets": ["cpu/cpp"], "verifyTimeout": 3}}})
+        path = self.copy_ref("hangs_in_forward.py")
+        uri = self.c.open(path)
+        self.c.notification("textDocument/publishDiagnostics", lambda p: p["uri"] == uri)
+        t0 = time.monotonic()
+        result = self.run_command("akg.generate", {"uri": uri, "backend": "cpu", "dsl": "cpp"})
+        done = self.finished(result["jobId"], timeout=60)
+        self.assertIn(done["status"], ("error", "fail"), done)
+        self.assertEqual(done["error"]["class"], "timeout", done)
+        self.assertLess(time.monotonic() - t0, 40)
+        diags = self.c.notification("textDocument/publishDiagnostics",
+                                    lambda p: p["uri"] == uri and p["diagnostics"], 10)["params"]["diagnostics"]
+        self.assertTrue([d for d in diags if d["code"] in ("probe-failed", "timeout")], diags)
+        # The server answers as before.
+        r = self.c.request("textDocument/codeLens", {"textDocument": {"uri": uri}})
+        self.assertIn("timeout", r["result"][0]["command"]["title"])
+
+
+if __name__ == "__main__":
+    unittest.main()
