@@ -258,6 +258,20 @@ static void handle_line(proc_inst *w, char *line)
         return;
     }
     const char *event = cJSON_GetStringValue(cJSON_GetObjectItem(msg, "event"));
+    if (event && strcmp(event, "fatal") == 0 && w->state == W_STARTING) {
+        /* the device cannot be used: every queued request fails with the
+         * worker's own words, and no restart loop follows */
+        const char *detail = cJSON_GetStringValue(cJSON_GetObjectItem(msg, "detail"));
+        char text[1024];
+        snprintf(text, sizeof text, "the harness worker cannot start: %s",
+                 detail ? detail : "no detail");
+        uv_timer_stop(&w->timer);
+        inst_kill(w);
+        inst_retire(w);
+        fail_queue(pool, "crash", text);
+        cJSON_Delete(msg);
+        return;
+    }
     if (event && strcmp(event, "ready") == 0) {
         if (!pool->ready_info)
             pool->ready_info = cJSON_Duplicate(msg, 1);

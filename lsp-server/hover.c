@@ -105,6 +105,11 @@ static cJSON *sketch_hover(akg_lsp_server *s, akg_lsp_document *doc, size_t offs
     size_t a, z;
     if (!akg_lsp_word_at(doc->text.data, doc->text.len, offset, word, sizeof word, &a, &z))
         return NULL;
+    /* Operations are calls: a tile or tensor that shares a name with one
+     * (a tile called `exp`) gets no hover. */
+    size_t after = z;
+    while (after < doc->text.len && doc->text.data[after] == ' ') after++;
+    if (after >= doc->text.len || doc->text.data[after] != '(') return NULL;
     char *md = akg_lsp_sketch_op_doc(word);
     if (!md) return NULL;
     akg_buf b;

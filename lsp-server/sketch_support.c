@@ -148,12 +148,17 @@ static char *trimmed_copy(const char *s, size_t len) {
  * text up to the next heading). */
 static char *lookup_reference(const char *md, size_t len, const char *name) {
     const char *line = md, *end = md + len;
+    int in_fence = 0; /* inside ``` ... ```: comments there are not headings */
     while (line < end) {
         const char *eol = memchr(line, '\n', (size_t)(end - line));
         if (!eol) eol = end;
         size_t n = (size_t)(eol - line);
         char found[64];
-        if (n > 2 && line[0] == '|') {
+        if (n >= 3 && strncmp(line, "```", 3) == 0) {
+            in_fence = !in_fence;
+        } else if (in_fence) {
+            /* skip */
+        } else if (n > 2 && line[0] == '|') {
             const char *cell_end = memchr(line + 1, '|', n - 1);
             if (cell_end && documented_name(line + 1, (size_t)(cell_end - line - 1), found, sizeof found) &&
                 strcmp(found, name) == 0) {
@@ -201,6 +206,70 @@ static char *lookup_reference(const char *md, size_t len, const char *name) {
     return NULL;
 }
 
+/* 1 when a backtick span documents name: name appears at the top level of
+ * the span (not inside parentheses) at the start or after a space, '/' or
+ * "= ", as in `relu(x)=max(x,0)`, `add sub mul div`, `t = alloc([...])`. */
+static int span_documents(const char *span, size_t len, const char *name) {
+    size_t n = strlen(name);
+    int depth = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = span[i];
+        if (c == '(' || c == '[') depth++;
+        else if ((c == ')' || c == ']') && depth > 0) depth--;
+        if (depth || !is_word_char(c) || (i > 0 && is_word_char(span[i - 1]))) continue;
+        int at_start = i == 0 || span[i - 1] == ' ' || span[i - 1] == '/' || span[i - 1] == '\n';
+        if (at_start && i + n <= len && strncmp(span + i, name, n) == 0 &&
+            (i + n == len || !is_word_char(span[i + n])))
+            return 1;
+    }
+    return 0;
+}
+
+/* The prose of the reference: a paragraph (text between blank lines) with a
+ * backtick span that documents name. Semantics paragraphs (they open with
+ * a bold "**Category.**") are preferred over syntax notes. */
+static char *lookup_prose(const char *md, size_t len, const char *name) {
+    for (int pass = 0; pass < 2; pass++) {
+        const char *para = md, *end = md + len;
+        while (para < end) {
+            const char *stop = para;
+            while (stop < end) {
+                const char *nl = memchr(stop, '\n', (size_t)(end - stop));
+                if (!nl) {
+                    stop = end;
+                    break;
+                }
+                stop = nl + 1;
+                if (stop < end && (*stop == '\n' || (*stop == '\r' && stop + 1 < end && stop[1] == '\n')))
+                    break;
+            }
+            int bold = para + 2 <= end && para[0] == '*' && para[1] == '*';
+            int fenced = para + 3 <= end && strncmp(para, "```", 3) == 0;
+            if ((pass == 0) == bold && !fenced) {
+                const char *tick = memchr(para, '`', (size_t)(stop - para));
+                while (tick) {
+                    const char *close = memchr(tick + 1, '`', (size_t)(stop - tick - 1));
+                    if (!close) break;
+                    if (span_documents(tick + 1, (size_t)(close - tick - 1), name)) {
+                        akg_buf b;
+                        akg_buf_init(&b, 16384);
+                        size_t plen = (size_t)(stop - para);
+                        if (plen > 3000) plen = 3000;
+                        akg_buf_appendf(&b, "`%.*s`\n\n", (int)(close - tick - 1), tick + 1);
+                        akg_buf_append(&b, para, plen);
+                        akg_buf_puts(&b, "\n\n*Unified Sketch language reference*");
+                        return akg_buf_steal(&b);
+                    }
+                    tick = memchr(close + 1, '`', (size_t)(stop - close - 1));
+                }
+            }
+            para = stop;
+            while (para < end && (*para == '\n' || *para == '\r')) para++;
+        }
+    }
+    return NULL;
+}
+
 char *akg_lsp_sketch_op_doc(const char *name) {
     static char *reference;      /* read once per process */
     static size_t reference_len;
@@ -215,5 +284,6 @@ char *akg_lsp_sketch_op_doc(const char *name) {
         }
     }
     if (!reference || !name || !*name) return NULL;
-    return lookup_reference(reference, reference_len, name);
+    char *doc = lookup_reference(reference, reference_len, name);
+    return doc ? doc : lookup_prose(reference, reference_len, name);
 }

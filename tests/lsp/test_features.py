@@ -191,6 +191,82 @@ class Documents(FeatureCase):
         self.assertIn("akg: Generate kernel (cuda/cuda_c)", titles)
 
 
+SKETCH = """# relu
+sketch relu {
+  symbols: N;
+  tensors: x[N]: f32; out[N]: f32;
+  constexpr: BLOCK = tune(4096, 16384);
+
+  @llm_hint("parallel", "coreidx")
+  for i in range(0, N, BLOCK):
+    t0 = alloc([BLOCK], llm_hint=["fastest"])
+    load(x[i:i + BLOCK] -> t0)
+    t1 = relu(t0)
+    store(t1 -> out[i:i + BLOCK])
+}
+"""
+
+
+class Sketches(FeatureCase):
+    def open_sketch(self, c, text, name="relu.sketch"):
+        path = os.path.join(self.ws, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return c.open(path, text=text, language="sketch")
+
+    def test_live_checker_diagnostics(self):
+        c = self.start()
+        uri = self.open_sketch(c, SKETCH)
+        self.assertEqual(self.diagnostics(c, uri, 1), [])
+        line = SKETCH.splitlines().index("    t1 = relu(t0)")
+        col = SKETCH.splitlines()[line].index("t0)")
+        c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col + 2}},
+             "text": "t9"}]})
+        d = self.diagnostics(c, uri, 2)
+        undefined = [x for x in d if "t9" in x["message"]]
+        self.assertEqual(len(undefined), 1, d)
+        self.assertEqual(undefined[0]["severity"], 1)
+        self.assertEqual(undefined[0]["source"], "akg-sketch")
+        self.assertEqual(undefined[0]["range"]["start"], {"line": line, "character": col})
+        # A syntax error is a diagnostic too, not a crash.
+        c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3},
+                                            "contentChanges": [{"text": "sketch {{{\n"}]})
+        self.assertTrue(self.diagnostics(c, uri, 3))
+
+    def test_formatting(self):
+        c = self.start()
+        messy = SKETCH.replace("x[N]: f32; out", "x[N] :  f32;  out").replace("i + BLOCK", "i+BLOCK")
+        uri = self.open_sketch(c, messy)
+        edits = c.request("textDocument/formatting", {
+            "textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": True}})["result"]
+        self.assertEqual(len(edits), 1)
+        self.assertEqual(edits[0]["newText"], SKETCH)
+        self.assertEqual(edits[0]["range"]["start"], {"line": 0, "character": 0})
+        uri = self.open_sketch(c, SKETCH, "canonical.sketch")
+        edits = c.request("textDocument/formatting", {
+            "textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": True}})["result"]
+        self.assertEqual(edits, [])
+        uri = self.open_sketch(c, "sketch {{{\n", "broken.sketch")
+        r = c.request("textDocument/formatting", {
+            "textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": True}})
+        self.assertEqual(r["error"]["code"], -32803)
+
+    def test_hover_on_operations(self):
+        c = self.start()
+        uri = self.open_sketch(c, SKETCH)
+        lines = SKETCH.splitlines()
+        line = lines.index("    t1 = relu(t0)")
+        h = self.hover(c, uri, line, lines[line].index("relu") + 1)["result"]
+        self.assertIn("max(x,0)", h["contents"]["value"])
+        self.assertEqual(h["range"]["start"]["character"], lines[line].index("relu"))
+        line = [i for i, l in enumerate(lines) if "load(" in l][0]
+        h = self.hover(c, uri, line, lines[line].index("load") + 1)["result"]
+        self.assertIn("copies the region", h["contents"]["value"])
+        # A tile is not an operation.
+        self.assertIsNone(self.hover(c, uri, line, lines[line].index("t0"))["result"])
+
+
 class Trust(FeatureCase):
     def generate(self, c, uri):
         return c.request("workspace/executeCommand", {

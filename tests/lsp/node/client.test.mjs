@@ -39,7 +39,7 @@ test('vscode-jsonrpc client: initialize, code action, job, hover', { timeout: 18
   conn.onRequest(proto.ShowDocumentRequest.type, () => ({ success: true }));
   conn.onRequest(proto.ConfigurationRequest.type, (p) => p.items.map(() => ({ targets: ['cpu/cpp'] })));
   conn.onRequest(proto.CodeLensRefreshRequest.type, () => null);
-  conn.onNotification(proto.ProgressNotification.type, (p) => progress.push(p.value));
+  conn.onNotification('$/progress', (p) => progress.push(p.value));
   conn.onNotification(proto.PublishDiagnosticsNotification.type, () => {});
   conn.onNotification(proto.ShowMessageNotification.type, () => {});
   conn.listen();
