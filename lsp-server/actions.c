@@ -13,16 +13,19 @@
 #include "results.h"
 #include "uri.h"
 
-cJSON *akg_lsp_command(const char *title, const char *command, cJSON *argument) {
+cJSON *akg_lsp_command(const char *title, const char *command, cJSON *argument)
+{
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "title", title);
     cJSON_AddStringToObject(c, "command", command);
     cJSON *args = cJSON_AddArrayToObject(c, "arguments");
-    if (argument) cJSON_AddItemToArray(args, argument);
+    if (argument)
+        cJSON_AddItemToArray(args, argument);
     return c;
 }
 
-static cJSON *uri_argument(const char *uri, const cJSON *target) {
+static cJSON *uri_argument(const char *uri, const cJSON *target)
+{
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "uri", uri);
     if (target) {
@@ -32,30 +35,37 @@ static cJSON *uri_argument(const char *uri, const cJSON *target) {
     return a;
 }
 
-static int file_exists(const char *path) {
+static int file_exists(const char *path)
+{
     struct stat st;
     return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* model_new.py next to the reference, else the last run's; NULL if none. */
 static char *default_kernel(akg_lsp_server *s, const char *path, const char *backend,
-                            const char *dsl) {
+                            const char *dsl)
+{
     char buf[PATH_MAX];
     snprintf(buf, sizeof buf, "%s", path);
     char *slash = strrchr(buf, '/');
     if (slash) {
         snprintf(slash + 1, sizeof buf - (size_t)(slash + 1 - buf), "model_new.py");
-        if (file_exists(buf)) return akg_strdup(buf);
+        if (file_exists(buf))
+            return akg_strdup(buf);
     }
     cJSON *results = akg_lsp_results_for(s, path, NULL);
     char *found = NULL;
     const cJSON *r;
-    cJSON_ArrayForEach(r, results) {
+    cJSON_ArrayForEach(r, results)
+    {
         const char *b = akg_lsp_param_string(r, "backend"), *d = akg_lsp_param_string(r, "dsl");
-        if (backend && b && strcmp(b, backend) != 0) continue;
-        if (dsl && d && strcmp(d, dsl) != 0) continue;
+        if (backend && b && strcmp(b, backend) != 0)
+            continue;
+        if (dsl && d && strcmp(d, dsl) != 0)
+            continue;
         const char *mn = akg_lsp_param_string(r, "report.paths.model_new");
-        if (!mn) mn = akg_lsp_param_string(r, "report.paths.modelNew");
+        if (!mn)
+            mn = akg_lsp_param_string(r, "report.paths.modelNew");
         if (file_exists(mn)) {
             found = akg_strdup(mn);
             break;
@@ -65,18 +75,24 @@ static char *default_kernel(akg_lsp_server *s, const char *path, const char *bac
     return found;
 }
 
-static int kind_allowed(const cJSON *only, const char *kind) {
-    if (!cJSON_IsArray(only)) return 1;
+static int kind_allowed(const cJSON *only, const char *kind)
+{
+    if (!cJSON_IsArray(only))
+        return 1;
     const cJSON *k;
-    cJSON_ArrayForEach(k, only) {
-        if (!cJSON_IsString(k)) continue;
+    cJSON_ArrayForEach(k, only)
+    {
+        if (!cJSON_IsString(k))
+            continue;
         size_t n = strlen(k->valuestring);
-        if (strncmp(kind, k->valuestring, n) == 0 && (kind[n] == '\0' || kind[n] == '.')) return 1;
+        if (strncmp(kind, k->valuestring, n) == 0 && (kind[n] == '\0' || kind[n] == '.'))
+            return 1;
     }
     return 0;
 }
 
-static void add_action(cJSON *list, const char *title, cJSON *command) {
+static void add_action(cJSON *list, const char *title, cJSON *command)
+{
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "title", title);
     cJSON_AddStringToObject(a, "kind", "source.akg");
@@ -85,10 +101,12 @@ static void add_action(cJSON *list, const char *title, cJSON *command) {
 }
 
 int akg_lsp_handle_code_action(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
-                               size_t errlen) {
+                               size_t errlen)
+{
     int code;
     akg_lsp_document *doc = akg_lsp_param_document(s, params, &code, err, errlen);
-    if (!doc) return code;
+    if (!doc)
+        return code;
     const cJSON *range = akg_lsp_param(params, "range");
     const cJSON *context = akg_lsp_param(params, "context");
     if (!cJSON_IsObject(range) || !cJSON_IsObject(context))
@@ -101,10 +119,12 @@ int akg_lsp_handle_code_action(akg_lsp_server *s, const cJSON *params, cJSON **r
         return 0;
     char title[160];
     const cJSON *t;
-    cJSON_ArrayForEach(t, s->settings.targets) {
+    cJSON_ArrayForEach(t, s->settings.targets)
+    {
         const char *b = akg_lsp_param_string(t, "backend"), *d = akg_lsp_param_string(t, "dsl");
         snprintf(title, sizeof title, "akg: Generate kernel (%s/%s)", b, d);
-        add_action(list, title, akg_lsp_command(title, AKG_LSP_CMD_GENERATE, uri_argument(doc->uri, t)));
+        add_action(list, title,
+                   akg_lsp_command(title, AKG_LSP_CMD_GENERATE, uri_argument(doc->uri, t)));
     }
     const cJSON *first = cJSON_GetArrayItem(s->settings.targets, 0);
     add_action(list, "akg: Design sketch only",
@@ -114,7 +134,8 @@ int akg_lsp_handle_code_action(akg_lsp_server *s, const cJSON *params, cJSON **r
     if (kernel) {
         cJSON *arg = uri_argument(doc->uri, first);
         cJSON_AddStringToObject(arg, "kernel", kernel);
-        snprintf(title, sizeof title, "akg: Verify %s", strrchr(kernel, '/') ? strrchr(kernel, '/') + 1 : kernel);
+        snprintf(title, sizeof title, "akg: Verify %s",
+                 strrchr(kernel, '/') ? strrchr(kernel, '/') + 1 : kernel);
         add_action(list, title, akg_lsp_command(title, AKG_LSP_CMD_VERIFY, arg));
         free(kernel);
     }
@@ -141,47 +162,60 @@ typedef struct {
 /* Reads {uri, backend?, dsl?, arch?} (or target "cpu/cpp"); missing target
  * parts come from the first configured target when use_default is set. */
 static int read_target(akg_lsp_server *s, const cJSON *arg, int use_default, command_target *t,
-                       cJSON **owned, char *err, size_t errlen) {
+                       cJSON **owned, char *err, size_t errlen)
+{
     memset(t, 0, sizeof *t);
     *owned = NULL;
     if (!cJSON_IsObject(arg))
-        return akg_fail(err, errlen, AKG_EINVAL, "the command's argument must be an object {uri, ...}"),
+        return akg_fail(err, errlen, AKG_EINVAL,
+                        "the command's argument must be an object {uri, ...}"),
                AKG_RPC_INVALID_PARAMS;
     t->uri = akg_lsp_param_string(arg, "uri");
-    if (!t->uri) return akg_fail(err, errlen, AKG_EINVAL, "argument.uri must be a string"),
-                 AKG_RPC_INVALID_PARAMS;
+    if (!t->uri)
+        return akg_fail(err, errlen, AKG_EINVAL, "argument.uri must be a string"),
+               AKG_RPC_INVALID_PARAMS;
     t->path = akg_lsp_uri_to_path(t->uri);
-    if (!t->path) return akg_fail(err, errlen, AKG_EINVAL, "%s is not a file:// URI", t->uri),
-                  AKG_RPC_INVALID_PARAMS;
+    if (!t->path)
+        return akg_fail(err, errlen, AKG_EINVAL, "%s is not a file:// URI", t->uri),
+               AKG_RPC_INVALID_PARAMS;
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(arg, "backend");
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(arg, "dsl");
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(arg, "arch");
     const cJSON *target = cJSON_GetObjectItemCaseSensitive(arg, "target");
-    if ((b && !cJSON_IsString(b)) || (d && !cJSON_IsString(d)) || (a && !cJSON_IsString(a) && !cJSON_IsNull(a)))
+    if ((b && !cJSON_IsString(b)) || (d && !cJSON_IsString(d)) ||
+        (a && !cJSON_IsString(a) && !cJSON_IsNull(a)))
         return akg_fail(err, errlen, AKG_EINVAL, "backend, dsl and arch must be strings"),
                AKG_RPC_INVALID_PARAMS;
     if (target) {
         *owned = akg_lsp_target_parse(target);
-        if (!*owned) return akg_fail(err, errlen, AKG_EINVAL, "target must be \"backend/dsl\""),
-                     AKG_RPC_INVALID_PARAMS;
+        if (!*owned)
+            return akg_fail(err, errlen, AKG_EINVAL, "target must be \"backend/dsl\""),
+                   AKG_RPC_INVALID_PARAMS;
         t->backend = akg_lsp_param_string(*owned, "backend");
         t->dsl = akg_lsp_param_string(*owned, "dsl");
         t->arch = akg_lsp_param_string(*owned, "arch");
     }
-    if (cJSON_IsString(b)) t->backend = b->valuestring;
-    if (cJSON_IsString(d)) t->dsl = d->valuestring;
-    if (cJSON_IsString(a)) t->arch = a->valuestring;
+    if (cJSON_IsString(b))
+        t->backend = b->valuestring;
+    if (cJSON_IsString(d))
+        t->dsl = d->valuestring;
+    if (cJSON_IsString(a))
+        t->arch = a->valuestring;
     if (use_default && (!t->backend || !t->dsl)) {
         const cJSON *first = cJSON_GetArrayItem(s->settings.targets, 0);
-        if (!t->backend) t->backend = akg_lsp_param_string(first, "backend");
-        if (!t->dsl) t->dsl = akg_lsp_param_string(first, "dsl");
-        if (!t->arch) t->arch = akg_lsp_param_string(first, "arch");
+        if (!t->backend)
+            t->backend = akg_lsp_param_string(first, "backend");
+        if (!t->dsl)
+            t->dsl = akg_lsp_param_string(first, "dsl");
+        if (!t->arch)
+            t->arch = akg_lsp_param_string(first, "arch");
     }
     return 0;
 }
 
 static int answer_job(akg_lsp_server *s, const command_target *t, const char *workflow,
-                      const char *kernel, cJSON **result, char *err, size_t errlen) {
+                      const char *kernel, cJSON **result, char *err, size_t errlen)
+{
     akg_lsp_job_request req;
     memset(&req, 0, sizeof req);
     req.uri = t->uri;
@@ -193,7 +227,8 @@ static int answer_job(akg_lsp_server *s, const command_target *t, const char *wo
     req.kernel_path = kernel;
     long long id;
     int code = akg_lsp_jobs_start(s, &req, &id, err, errlen);
-    if (code != 0) return code;
+    if (code != 0)
+        return code;
     cJSON *r = cJSON_CreateObject();
     cJSON_AddNumberToObject(r, "jobId", (double)id);
     *result = r;
@@ -201,24 +236,29 @@ static int answer_job(akg_lsp_server *s, const command_target *t, const char *wo
 }
 
 static int command_open_report(akg_lsp_server *s, const command_target *t, cJSON **result,
-                               char *err, size_t errlen) {
-    if (akg_lsp_check_trusted(s, t->path, err, errlen) != AKG_OK) return AKG_RPC_REQUEST_FAILED;
+                               char *err, size_t errlen)
+{
+    if (akg_lsp_check_trusted(s, t->path, err, errlen) != AKG_OK)
+        return AKG_RPC_REQUEST_FAILED;
     akg_lsp_document *doc = akg_lsp_doc_find_path(&s->docs, t->path);
     cJSON *results = akg_lsp_results_for(s, t->path, doc ? doc->hash : NULL);
     char path[PATH_MAX] = "";
     const cJSON *r;
-    cJSON_ArrayForEach(r, results) {
+    cJSON_ArrayForEach(r, results)
+    {
         const char *b = akg_lsp_param_string(r, "backend"), *d = akg_lsp_param_string(r, "dsl");
-        if (t->backend && b && strcmp(t->backend, b) != 0) continue;
-        if (t->dsl && d && strcmp(t->dsl, d) != 0) continue;
-        if (akg_lsp_result_report_path(r, path, sizeof path) && file_exists(path)) break;
+        if (t->backend && b && strcmp(t->backend, b) != 0)
+            continue;
+        if (t->dsl && d && strcmp(t->dsl, d) != 0)
+            continue;
+        if (akg_lsp_result_report_path(r, path, sizeof path) && file_exists(path))
+            break;
         path[0] = '\0';
     }
     cJSON_Delete(results);
     if (!path[0])
         return akg_fail(err, errlen, AKG_ENOTFOUND, "no report yet for %s%s%s%s", t->path,
-                        t->backend ? " on " : "", t->backend ? t->backend : "",
-                        t->dsl ? "/" : ""),
+                        t->backend ? " on " : "", t->backend ? t->backend : "", t->dsl ? "/" : ""),
                AKG_RPC_REQUEST_FAILED;
     if (s->caps.show_document) {
         char *uri = akg_lsp_path_to_uri(path);
@@ -235,10 +275,12 @@ static int command_open_report(akg_lsp_server *s, const command_target *t, cJSON
 }
 
 static int command_cancel(akg_lsp_server *s, const cJSON *arg, cJSON **result, char *err,
-                          size_t errlen) {
+                          size_t errlen)
+{
     const cJSON *id = cJSON_IsObject(arg) ? cJSON_GetObjectItemCaseSensitive(arg, "jobId") : NULL;
     if (arg && !cJSON_IsObject(arg) && !cJSON_IsNull(arg))
-        return akg_fail(err, errlen, AKG_EINVAL, "akg.cancel takes {jobId?}"), AKG_RPC_INVALID_PARAMS;
+        return akg_fail(err, errlen, AKG_EINVAL, "akg.cancel takes {jobId?}"),
+               AKG_RPC_INVALID_PARAMS;
     if (id && !cJSON_IsNumber(id) && !cJSON_IsNull(id))
         return akg_fail(err, errlen, AKG_EINVAL, "jobId must be a number"), AKG_RPC_INVALID_PARAMS;
     int n;
@@ -257,14 +299,17 @@ static int command_cancel(akg_lsp_server *s, const cJSON *arg, cJSON **result, c
 }
 
 int akg_lsp_handle_execute_command(akg_lsp_server *s, const cJSON *params, cJSON **result,
-                                   char *err, size_t errlen) {
+                                   char *err, size_t errlen)
+{
     const char *command = akg_lsp_param_string(params, "command");
     const cJSON *args = akg_lsp_param(params, "arguments");
     if (!command || (args && !cJSON_IsArray(args)))
-        return akg_fail(err, errlen, AKG_EINVAL, "executeCommand: command must be a string, arguments an array"),
+        return akg_fail(err, errlen, AKG_EINVAL,
+                        "executeCommand: command must be a string, arguments an array"),
                AKG_RPC_INVALID_PARAMS;
     const cJSON *arg = cJSON_GetArrayItem(args, 0);
-    if (strcmp(command, AKG_LSP_CMD_CANCEL) == 0) return command_cancel(s, arg, result, err, errlen);
+    if (strcmp(command, AKG_LSP_CMD_CANCEL) == 0)
+        return command_cancel(s, arg, result, err, errlen);
 
     int is_generate = strcmp(command, AKG_LSP_CMD_GENERATE) == 0;
     int is_design = strcmp(command, AKG_LSP_CMD_DESIGN_SKETCH) == 0;
@@ -289,9 +334,7 @@ int akg_lsp_handle_execute_command(akg_lsp_server *s, const cJSON *params, cJSON
             const char *k = akg_lsp_param_string(arg, "kernel");
             char *kernel = NULL;
             if (k) {
-                kernel = akg_lsp_ends_with(k, ".py") && strncmp(k, "file://", 7) == 0
-                             ? akg_lsp_uri_to_path(k)
-                             : akg_abspath(k);
+                kernel = strncmp(k, "file://", 7) == 0 ? akg_lsp_uri_to_path(k) : akg_abspath(k);
             } else if (akg_lsp_check_trusted(s, t.path, err, errlen) == AKG_OK) {
                 kernel = default_kernel(s, t.path, t.backend, t.dsl);
             }

@@ -7,7 +7,7 @@
  *    trial), results of an older version of the file as Information;
  *  - a .sketch file: the sketch parser and checker, live while typing;
  *  - a generated kernel: build errors ("file:line:col: error: ...") of a
- *    failed run of this session at their line.
+ *    failed run since the server started, at their line.
  * Every publish carries the document's version.
  */
 #ifndef AKG_LSP_DIAGNOSTICS_H

@@ -27,9 +27,13 @@ static const akg_lsp_method feature_methods[] = {
     {NULL, NULL, 0},
 };
 
-const akg_lsp_method *akg_lsp_feature_methods(void) { return feature_methods; }
+const akg_lsp_method *akg_lsp_feature_methods(void)
+{
+    return feature_methods;
+}
 
-cJSON *akg_lsp_command_names(void) {
+cJSON *akg_lsp_command_names(void)
+{
     static const char *const names[] = {AKG_LSP_CMD_GENERATE, AKG_LSP_CMD_DESIGN_SKETCH,
                                         AKG_LSP_CMD_VERIFY, AKG_LSP_CMD_OPEN_REPORT,
                                         AKG_LSP_CMD_CANCEL};

@@ -25,17 +25,17 @@ typedef enum { AKG_LSP_DOC_OTHER, AKG_LSP_DOC_PYTHON, AKG_LSP_DOC_SKETCH } akg_l
 
 typedef struct akg_lsp_document {
     char *uri;
-    char *path;            /* absolute path for file:// URIs, else NULL */
+    char *path; /* absolute path for file:// URIs, else NULL */
     char *language_id;
     int version;
     akg_lsp_doc_kind kind;
     akg_buf text;
-    size_t *line_starts;   /* byte offset of each line; n_lines >= 1 */
+    size_t *line_starts; /* byte offset of each line; n_lines >= 1 */
     size_t n_lines, lines_cap;
     /* Reference index (reference_index.c): */
-    akg_reference *ref;    /* the last parse; NULL before the first */
-    int dirty;             /* text changed since ref was parsed */
-    char hash[65];         /* SHA-256 of the text ref was parsed from */
+    akg_reference *ref; /* the last parse; NULL before the first */
+    int dirty;          /* text changed since ref was parsed */
+    char hash[65];      /* SHA-256 of the text ref was parsed from */
     struct akg_lsp_document *next;
 } akg_lsp_document;
 
@@ -46,9 +46,9 @@ typedef struct {
 
 /* Opens (or replaces) uri with text. The set owns the document; it lives
  * until akg_lsp_doc_close or akg_lsp_docs_free. */
-int akg_lsp_doc_open(akg_lsp_documents *docs, const char *uri, const char *language_id,
-                     int version, const char *text, size_t len, akg_lsp_document **out,
-                     char *err, size_t errlen);
+int akg_lsp_doc_open(akg_lsp_documents *docs, const char *uri, const char *language_id, int version,
+                     const char *text, size_t len, akg_lsp_document **out, char *err,
+                     size_t errlen);
 akg_lsp_document *akg_lsp_doc_find(akg_lsp_documents *docs, const char *uri);
 akg_lsp_document *akg_lsp_doc_find_path(akg_lsp_documents *docs, const char *path);
 /* Closes uri; AKG_ENOTFOUND when it was not open. */

@@ -7,14 +7,17 @@
 #include "sketch_support.h"
 
 int akg_lsp_handle_formatting(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
-                              size_t errlen) {
+                              size_t errlen)
+{
     int code;
     akg_lsp_document *doc = akg_lsp_param_document(s, params, &code, err, errlen);
-    if (!doc) return code;
+    if (!doc)
+        return code;
     if (!cJSON_IsObject(akg_lsp_param(params, "options")))
         return akg_fail(err, errlen, AKG_EINVAL, "formatting: options must be an object"),
                AKG_RPC_INVALID_PARAMS;
-    if (doc->kind != AKG_LSP_DOC_SKETCH) return 0; /* null: nothing to format */
+    if (doc->kind != AKG_LSP_DOC_SKETCH)
+        return 0; /* null: nothing to format */
     char *text = NULL;
     if (akg_lsp_sketch_format(doc->text.data, doc->text.len, &text, err, errlen) != AKG_OK)
         return AKG_RPC_REQUEST_FAILED;
@@ -23,7 +26,8 @@ int akg_lsp_handle_formatting(akg_lsp_server *s, const cJSON *params, cJSON **re
         cJSON *edit = cJSON_CreateObject();
         cJSON *range = cJSON_AddObjectToObject(edit, "range");
         cJSON_AddItemToObject(range, "start", akg_lsp_doc_position_json(doc, s->encoding, 0));
-        cJSON_AddItemToObject(range, "end", akg_lsp_doc_position_json(doc, s->encoding, doc->text.len));
+        cJSON_AddItemToObject(range, "end",
+                              akg_lsp_doc_position_json(doc, s->encoding, doc->text.len));
         cJSON_AddStringToObject(edit, "newText", text);
         cJSON_AddItemToArray(edits, edit);
     }

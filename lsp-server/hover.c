@@ -11,8 +11,10 @@
 #include "sketch_support.h"
 #include "uri.h"
 
-static void cell_number(akg_buf *b, double v, const char *fmt) {
-    if (isnan(v)) akg_buf_puts(b, " – |");
+static void cell_number(akg_buf *b, double v, const char *fmt)
+{
+    if (isnan(v))
+        akg_buf_puts(b, " – |");
     else {
         akg_buf_puts(b, " ");
         akg_buf_appendf(b, fmt, v);
@@ -20,36 +22,44 @@ static void cell_number(akg_buf *b, double v, const char *fmt) {
     }
 }
 
-void akg_lsp_results_markdown(akg_buf *b, const cJSON *results) {
-    akg_buf_puts(b, "| target | status | speedup | ref ms | kernel ms | atol / rtol | trials | when |\n"
-                    "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+void akg_lsp_results_markdown(akg_buf *b, const cJSON *results)
+{
+    akg_buf_puts(
+        b, "| target | status | speedup | ref ms | kernel ms | atol / rtol | trials | when |\n"
+           "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     const cJSON *e;
-    cJSON_ArrayForEach(e, results) {
+    cJSON_ArrayForEach(e, results)
+    {
         char target[80];
         akg_lsp_result_target(e, target, sizeof target);
         const char *status = akg_lsp_result_status(e);
         akg_buf_appendf(b, "| %s | %s%s |", target, status,
                         cJSON_IsTrue(akg_lsp_param(e, "stale")) ? " (stale)" : "");
         double speedup = akg_lsp_result_number(e, "report.perf.speedup");
-        if (isnan(speedup)) speedup = akg_lsp_result_number(e, "speedup");
+        if (isnan(speedup))
+            speedup = akg_lsp_result_number(e, "speedup");
         cell_number(b, speedup, "%.2fx");
         cell_number(b, akg_lsp_result_number(e, "report.perf.ref_ms"), "%.4g");
         cell_number(b, akg_lsp_result_number(e, "report.perf.kernel_ms"), "%.4g");
         double atol = akg_lsp_result_number(e, "report.correctness.atol");
         double rtol = akg_lsp_result_number(e, "report.correctness.rtol");
-        if (isnan(atol) && isnan(rtol)) akg_buf_puts(b, " – |");
-        else akg_buf_appendf(b, " %.3g / %.3g |", atol, rtol);
+        if (isnan(atol) && isnan(rtol))
+            akg_buf_puts(b, " – |");
+        else
+            akg_buf_appendf(b, " %.3g / %.3g |", atol, rtol);
         cell_number(b, akg_lsp_result_number(e, "report.correctness.trials"), "%.0f");
         const char *when = akg_lsp_result_string(e, "finished_at");
         akg_buf_appendf(b, " %s |\n", when ? when : "–");
     }
-    cJSON_ArrayForEach(e, results) {
+    cJSON_ArrayForEach(e, results)
+    {
         char target[80], path[PATH_MAX];
         akg_lsp_result_target(e, target, sizeof target);
         const char *cls = akg_lsp_result_string(e, "report.error.class");
         const char *detail = akg_lsp_result_string(e, "report.error.detail");
         if (cls || detail)
-            akg_buf_appendf(b, "\n%s: **%s** %.400s\n", target, cls ? cls : "error", detail ? detail : "");
+            akg_buf_appendf(b, "\n%s: **%s** %.400s\n", target, cls ? cls : "error",
+                            detail ? detail : "");
         if (akg_lsp_result_report_path(e, path, sizeof path)) {
             char *uri = akg_lsp_path_to_uri(path);
             akg_buf_appendf(b, "\n%s report: [%s](%s)\n", target, path, uri ? uri : "");
@@ -58,17 +68,20 @@ void akg_lsp_results_markdown(akg_buf *b, const cJSON *results) {
     }
 }
 
-static cJSON *markdown_hover(akg_buf *b, cJSON *range) {
+static cJSON *markdown_hover(akg_buf *b, cJSON *range)
+{
     cJSON *h = cJSON_CreateObject();
     cJSON *c = cJSON_AddObjectToObject(h, "contents");
     cJSON_AddStringToObject(c, "kind", "markdown");
     cJSON_AddStringToObject(c, "value", b->data ? b->data : "");
-    if (range) cJSON_AddItemToObject(h, "range", range);
+    if (range)
+        cJSON_AddItemToObject(h, "range", range);
     akg_buf_free(b);
     return h;
 }
 
-static cJSON *reference_hover(akg_lsp_server *s, akg_lsp_document *doc, size_t offset) {
+static cJSON *reference_hover(akg_lsp_server *s, akg_lsp_document *doc, size_t offset)
+{
     const akg_reference *ref = doc->ref;
     const akg_ref_call *call = akg_lsp_ref_call_at(doc, offset);
     akg_range model_line = ref->model_range;
@@ -76,15 +89,18 @@ static cJSON *reference_hover(akg_lsp_server *s, akg_lsp_document *doc, size_t o
     model_line.end_col = akg_lsp_doc_line_range(doc, model_line.start_row).end_col;
     int on_model = akg_lsp_range_holds(doc, ref->model_name_range, offset) ||
                    akg_lsp_range_holds(doc, model_line, offset);
-    if (!call && !on_model) return NULL;
+    if (!call && !on_model)
+        return NULL;
 
     akg_buf b;
     akg_buf_init(&b, (size_t)1 << 20);
     akg_range r;
     if (call) {
         akg_buf_appendf(&b, "**`%s`**", call->callee);
-        if (call->op && *call->op) akg_buf_appendf(&b, " — op `%s`", call->op);
-        else akg_buf_puts(&b, " — not an op akg recognises");
+        if (call->op && *call->op)
+            akg_buf_appendf(&b, " — op `%s`", call->op);
+        else
+            akg_buf_puts(&b, " — not an op akg recognises");
         akg_buf_puts(&b, "\n\n");
         r = call->range;
     } else {
@@ -100,7 +116,8 @@ static cJSON *reference_hover(akg_lsp_server *s, akg_lsp_document *doc, size_t o
     return markdown_hover(&b, akg_lsp_doc_range_json(doc, s->encoding, r));
 }
 
-static cJSON *sketch_hover(akg_lsp_server *s, akg_lsp_document *doc, size_t offset) {
+static cJSON *sketch_hover(akg_lsp_server *s, akg_lsp_document *doc, size_t offset)
+{
     char word[64];
     size_t a, z;
     if (!akg_lsp_word_at(doc->text.data, doc->text.len, offset, word, sizeof word, &a, &z))
@@ -108,10 +125,13 @@ static cJSON *sketch_hover(akg_lsp_server *s, akg_lsp_document *doc, size_t offs
     /* Operations are calls: a tile or tensor that shares a name with one
      * (a tile called `exp`) gets no hover. */
     size_t after = z;
-    while (after < doc->text.len && doc->text.data[after] == ' ') after++;
-    if (after >= doc->text.len || doc->text.data[after] != '(') return NULL;
+    while (after < doc->text.len && doc->text.data[after] == ' ')
+        after++;
+    if (after >= doc->text.len || doc->text.data[after] != '(')
+        return NULL;
     char *md = akg_lsp_sketch_op_doc(word);
-    if (!md) return NULL;
+    if (!md)
+        return NULL;
     akg_buf b;
     akg_buf_init(&b, (size_t)1 << 20);
     akg_buf_puts(&b, md);
@@ -123,15 +143,20 @@ static cJSON *sketch_hover(akg_lsp_server *s, akg_lsp_document *doc, size_t offs
 }
 
 int akg_lsp_handle_hover(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
-                         size_t errlen) {
+                         size_t errlen)
+{
     int code;
     akg_lsp_document *doc = akg_lsp_param_document(s, params, &code, err, errlen);
-    if (!doc) return code;
+    if (!doc)
+        return code;
     size_t offset;
     if (!akg_lsp_param_offset(s, doc, params, &offset))
-        return akg_fail(err, errlen, AKG_EINVAL, "hover: position must be {line, character} numbers"),
+        return akg_fail(err, errlen, AKG_EINVAL,
+                        "hover: position must be {line, character} numbers"),
                AKG_RPC_INVALID_PARAMS;
-    if (doc->kind == AKG_LSP_DOC_SKETCH) *result = sketch_hover(s, doc, offset);
-    else if (akg_lsp_is_reference(s, doc)) *result = reference_hover(s, doc, offset);
+    if (doc->kind == AKG_LSP_DOC_SKETCH)
+        *result = sketch_hover(s, doc, offset);
+    else if (akg_lsp_is_reference(s, doc))
+        *result = reference_hover(s, doc, offset);
     return 0;
 }

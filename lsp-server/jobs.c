@@ -1,12 +1,12 @@
 /* jobs.c: see jobs.h. */
 #include "jobs.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <limits.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -20,9 +20,9 @@ typedef enum { PROGRESS_NONE, PROGRESS_CREATING, PROGRESS_BEGUN, PROGRESS_ENDED 
 
 struct akg_lsp_job {
     long long id;
-    akg_job *job;            /* the engine's; NULL once DONE has arrived */
+    akg_job *job; /* the engine's; NULL once DONE has arrived */
     char *uri, *path, *backend, *dsl, *arch, *workflow;
-    char hash[65];           /* the reference's content when the job started */
+    char hash[65]; /* the reference's content when the job started */
     char token[48];
     char title[96];
     char last_message[256];
@@ -33,19 +33,24 @@ struct akg_lsp_job {
     akg_lsp_job *next;
 };
 
-static akg_lsp_job *job_find(akg_lsp_server *s, long long id) {
+static akg_lsp_job *job_find(akg_lsp_server *s, long long id)
+{
     for (akg_lsp_job *j = s->jobs; j; j = j->next)
-        if (j->id == id) return j;
+        if (j->id == id)
+            return j;
     return NULL;
 }
 
-static akg_lsp_job *job_find_token(akg_lsp_server *s, const char *token) {
+static akg_lsp_job *job_find_token(akg_lsp_server *s, const char *token)
+{
     for (akg_lsp_job *j = s->jobs; j; j = j->next)
-        if (strcmp(j->token, token) == 0) return j;
+        if (strcmp(j->token, token) == 0)
+            return j;
     return NULL;
 }
 
-static void job_free(akg_lsp_job *j) {
+static void job_free(akg_lsp_job *j)
+{
     free(j->uri);
     free(j->path);
     free(j->backend);
@@ -55,7 +60,8 @@ static void job_free(akg_lsp_job *j) {
     free(j);
 }
 
-static void job_unlink(akg_lsp_server *s, akg_lsp_job *job) {
+static void job_unlink(akg_lsp_server *s, akg_lsp_job *job)
+{
     for (akg_lsp_job **pp = &s->jobs; *pp; pp = &(*pp)->next)
         if (*pp == job) {
             *pp = job->next;
@@ -65,7 +71,8 @@ static void job_unlink(akg_lsp_server *s, akg_lsp_job *job) {
 
 /* ---- progress ------------------------------------------------------------ */
 
-static void progress_send(akg_lsp_server *s, akg_lsp_job *j, const char *kind) {
+static void progress_send(akg_lsp_server *s, akg_lsp_job *j, const char *kind)
+{
     cJSON *p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "token", j->token);
     cJSON *v = cJSON_AddObjectToObject(p, "value");
@@ -74,16 +81,20 @@ static void progress_send(akg_lsp_server *s, akg_lsp_job *j, const char *kind) {
         cJSON_AddStringToObject(v, "title", j->title);
         cJSON_AddBoolToObject(v, "cancellable", 1);
     }
-    if (j->last_message[0]) cJSON_AddStringToObject(v, "message", j->last_message);
-    if (strcmp(kind, "end") != 0) cJSON_AddNumberToObject(v, "percentage", j->percentage);
+    if (j->last_message[0])
+        cJSON_AddStringToObject(v, "message", j->last_message);
+    if (strcmp(kind, "end") != 0)
+        cJSON_AddNumberToObject(v, "percentage", j->percentage);
     akg_lsp_notify(s, "$/progress", p);
 }
 
 static void progress_created(akg_lsp_server *s, const cJSON *result, const cJSON *error,
-                             long long job_id) {
+                             long long job_id)
+{
     (void)result;
     akg_lsp_job *j = job_find(s, job_id);
-    if (!j || j->progress != PROGRESS_CREATING) return;
+    if (!j || j->progress != PROGRESS_CREATING)
+        return;
     if (error) {
         j->progress = PROGRESS_NONE; /* the client refused the token: no progress */
         return;
@@ -94,48 +105,64 @@ static void progress_created(akg_lsp_server *s, const cJSON *result, const cJSON
 
 static void progress_report(akg_lsp_server *s, akg_lsp_job *j, int percentage, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-static void progress_report(akg_lsp_server *s, akg_lsp_job *j, int percentage, const char *fmt, ...) {
+static void progress_report(akg_lsp_server *s, akg_lsp_job *j, int percentage, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(j->last_message, sizeof j->last_message, fmt, ap);
     va_end(ap);
     /* Progress only moves forward (a retry goes back a stage, not the bar). */
-    if (percentage > j->percentage) j->percentage = percentage;
+    if (percentage > j->percentage)
+        j->percentage = percentage;
     akg_lsp_log_debug("job %lld: %s", j->id, j->last_message);
-    if (j->progress == PROGRESS_BEGUN) progress_send(s, j, "report");
+    if (j->progress == PROGRESS_BEGUN)
+        progress_send(s, j, "report");
 }
 
-static int stage_percentage(const char *stage) {
+static int stage_percentage(const char *stage)
+{
     static const struct {
         const char *name;
         int pct;
     } stages[] = {{"parse", 5},  {"probe", 10},  {"design", 25}, {"code", 40},
                   {"build", 55}, {"verify", 70}, {"profile", 85}};
     for (size_t i = 0; stage && i < sizeof stages / sizeof stages[0]; i++)
-        if (strcmp(stages[i].name, stage) == 0) return stages[i].pct;
+        if (strcmp(stages[i].name, stage) == 0)
+            return stages[i].pct;
     return 0;
 }
 
 /* ---- events -------------------------------------------------------------- */
 
-static const char *status_word(akg_job_status st) {
+static const char *status_word(akg_job_status st)
+{
     switch (st) {
-    case AKG_JOB_PASS: return "pass";
-    case AKG_JOB_FAIL: return "fail";
-    case AKG_JOB_UNVERIFIED: return "unverified";
-    case AKG_JOB_CANCELLED: return "cancelled";
-    default: return "error";
+    case AKG_JOB_PASS:
+        return "pass";
+    case AKG_JOB_FAIL:
+        return "fail";
+    case AKG_JOB_UNVERIFIED:
+        return "unverified";
+    case AKG_JOB_CANCELLED:
+        return "cancelled";
+    default:
+        return "error";
     }
 }
 
-static void add_path(cJSON *paths, const char *key, const char *value) {
-    if (value) cJSON_AddStringToObject(paths, key, value);
-    else cJSON_AddNullToObject(paths, key);
+static void add_path(cJSON *paths, const char *key, const char *value)
+{
+    if (value)
+        cJSON_AddStringToObject(paths, key, value);
+    else
+        cJSON_AddNullToObject(paths, key);
 }
 
-static void show_document(akg_lsp_server *s, const char *path, int take_focus) {
+static void show_document(akg_lsp_server *s, const char *path, int take_focus)
+{
     char *uri = akg_lsp_path_to_uri(path);
-    if (!uri) return;
+    if (!uri)
+        return;
     cJSON *p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "uri", uri);
     cJSON_AddBoolToObject(p, "takeFocus", take_focus);
@@ -143,18 +170,21 @@ static void show_document(akg_lsp_server *s, const char *path, int take_focus) {
     akg_lsp_request(s, "window/showDocument", p, NULL, 0);
 }
 
-static void job_done(akg_lsp_server *s, akg_lsp_job *j, const akg_event *ev) {
+static void job_done(akg_lsp_server *s, akg_lsp_job *j, const akg_event *ev)
+{
     const cJSON *report = ev->data;
     const char *status = status_word(ev->status);
     const char *kernel = akg_lsp_param_string(report, "paths.kernel");
     const char *model_new = akg_lsp_param_string(report, "paths.model_new");
-    if (!model_new) model_new = akg_lsp_param_string(report, "paths.modelNew");
+    if (!model_new)
+        model_new = akg_lsp_param_string(report, "paths.modelNew");
     const char *sketch = akg_lsp_param_string(report, "paths.sketch");
     const char *report_path = ev->path ? ev->path : akg_lsp_param_string(report, "paths.report");
     double speedup = akg_lsp_result_number(report, "perf.speedup");
     const char *err_class = akg_lsp_param_string(report, "error.class");
     const char *err_detail = akg_lsp_param_string(report, "error.detail");
-    if (!err_detail && ev->status == AKG_JOB_ERROR) err_detail = ev->message;
+    if (!err_detail && ev->status == AKG_JOB_ERROR)
+        err_detail = ev->message;
 
     if (ev->status == AKG_JOB_PASS && !isnan(speedup))
         snprintf(j->last_message, sizeof j->last_message, "verified, %.2fx", speedup);
@@ -163,7 +193,8 @@ static void job_done(akg_lsp_server *s, akg_lsp_job *j, const akg_event *ev) {
                  err_detail ? err_detail : err_class);
     else
         snprintf(j->last_message, sizeof j->last_message, "%s", status);
-    if (j->progress == PROGRESS_BEGUN) progress_send(s, j, "end");
+    if (j->progress == PROGRESS_BEGUN)
+        progress_send(s, j, "end");
     j->progress = PROGRESS_ENDED;
 
     cJSON *p = cJSON_CreateObject();
@@ -175,8 +206,10 @@ static void job_done(akg_lsp_server *s, akg_lsp_job *j, const akg_event *ev) {
     add_path(paths, "kernel", kernel);
     add_path(paths, "modelNew", model_new);
     add_path(paths, "report", report_path);
-    if (isnan(speedup)) cJSON_AddNullToObject(p, "speedup");
-    else cJSON_AddNumberToObject(p, "speedup", speedup);
+    if (isnan(speedup))
+        cJSON_AddNullToObject(p, "speedup");
+    else
+        cJSON_AddNumberToObject(p, "speedup", speedup);
     if (err_class || err_detail) {
         cJSON *e = cJSON_AddObjectToObject(p, "error");
         cJSON_AddStringToObject(e, "class", err_class ? err_class : "error");
@@ -193,17 +226,20 @@ static void job_done(akg_lsp_server *s, akg_lsp_job *j, const akg_event *ev) {
         (ev->status == AKG_JOB_PASS || ev->status == AKG_JOB_UNVERIFIED))
         show_document(s, kernel, 0);
     else if (ev->status != AKG_JOB_CANCELLED || j->cancel_requested == 0)
-        akg_lsp_show_message(s, ev->status == AKG_JOB_PASS || ev->status == AKG_JOB_UNVERIFIED ? 3
-                                : ev->status == AKG_JOB_CANCELLED                              ? 3
-                                                                                               : 2,
+        akg_lsp_show_message(s,
+                             ev->status == AKG_JOB_PASS || ev->status == AKG_JOB_UNVERIFIED ? 3
+                             : ev->status == AKG_JOB_CANCELLED                              ? 3
+                                                                                            : 2,
                              "akg %s %s: %s", j->title, status, j->last_message);
 
     akg_lsp_document *doc = akg_lsp_doc_find(&s->docs, j->uri);
-    if (doc) akg_lsp_diagnostics_publish(s, doc);
+    if (doc)
+        akg_lsp_diagnostics_publish(s, doc);
     akg_lsp_refresh_views(s);
 }
 
-static void on_event(const akg_event *ev, void *user) {
+static void on_event(const akg_event *ev, void *user)
+{
     akg_lsp_job *j = user;
     akg_lsp_server *s = j->server;
     switch (ev->kind) {
@@ -216,7 +252,8 @@ static void on_event(const akg_event *ev, void *user) {
             progress_report(s, j, stage_percentage(ev->stage), "%s (attempt %d/%d)",
                             ev->stage ? ev->stage : "stage", ev->attempt, ev->max_attempts);
         else
-            progress_report(s, j, stage_percentage(ev->stage), "%s", ev->stage ? ev->stage : "stage");
+            progress_report(s, j, stage_percentage(ev->stage), "%s",
+                            ev->stage ? ev->stage : "stage");
         break;
     case AKG_EVENT_SKETCH: {
         cJSON *p = cJSON_CreateObject();
@@ -259,7 +296,8 @@ static void on_event(const akg_event *ev, void *user) {
     case AKG_EVENT_DONE:
         akg_lsp_log_info("job %lld ended: %s", j->id, status_word(ev->status));
         j->job = NULL; /* freed by the engine when we return */
-        if (s->state != AKG_LSP_EXITING) job_done(s, j, ev);
+        if (s->state != AKG_LSP_EXITING)
+            job_done(s, j, ev);
         job_unlink(s, j);
         job_free(j);
         break;
@@ -269,22 +307,28 @@ static void on_event(const akg_event *ev, void *user) {
 /* ---- start / cancel ------------------------------------------------------- */
 
 int akg_lsp_jobs_start(akg_lsp_server *s, const akg_lsp_job_request *req, long long *job_id,
-                       char *err, size_t errlen) {
+                       char *err, size_t errlen)
+{
     if (!req->path || !req->backend || !req->dsl)
-        return akg_fail(err, errlen, AKG_EINVAL, "a job needs a file:// reference, backend and dsl"),
+        return akg_fail(err, errlen, AKG_EINVAL,
+                        "a job needs a file:// reference, backend and dsl"),
                AKG_RPC_INVALID_PARAMS;
-    if (akg_lsp_check_trusted(s, req->path, err, errlen) != AKG_OK) return AKG_RPC_REQUEST_FAILED;
+    if (akg_lsp_check_trusted(s, req->path, err, errlen) != AKG_OK)
+        return AKG_RPC_REQUEST_FAILED;
     if (req->kernel_path && akg_lsp_check_trusted(s, req->kernel_path, err, errlen) != AKG_OK)
         return AKG_RPC_REQUEST_FAILED;
     struct stat st;
     if (stat(req->path, &st) != 0 || !S_ISREG(st.st_mode))
-        return akg_fail(err, errlen, AKG_ENOTFOUND, "%s: not a file on disk; save it first", req->path),
+        return akg_fail(err, errlen, AKG_ENOTFOUND, "%s: not a file on disk; save it first",
+                        req->path),
                AKG_RPC_REQUEST_FAILED;
     akg_engine *engine = akg_lsp_engine(s, err, errlen);
-    if (!engine) return AKG_RPC_REQUEST_FAILED;
+    if (!engine)
+        return AKG_RPC_REQUEST_FAILED;
 
     akg_lsp_job *j = calloc(1, sizeof *j);
-    if (!j) return akg_fail(err, errlen, AKG_ENOMEM, "out of memory"), AKG_RPC_INTERNAL_ERROR;
+    if (!j)
+        return akg_fail(err, errlen, AKG_ENOMEM, "out of memory"), AKG_RPC_INTERNAL_ERROR;
     j->server = s;
     j->uri = akg_strdup(req->uri ? req->uri : "");
     j->path = akg_strdup(req->path);
@@ -309,7 +353,8 @@ int akg_lsp_jobs_start(akg_lsp_server *s, const akg_lsp_job_request *req, long l
         const char *base = strrchr(req->path, '/');
         base = base ? base + 1 : req->path;
         size_t stem = strlen(base);
-        if (akg_lsp_ends_with(base, ".py")) stem -= 3;
+        if (akg_lsp_ends_with(base, ".py"))
+            stem -= 3;
         char when[32];
         time_t now = time(NULL);
         struct tm tm;
@@ -364,9 +409,11 @@ int akg_lsp_jobs_start(akg_lsp_server *s, const akg_lsp_job_request *req, long l
     return 0;
 }
 
-int akg_lsp_jobs_cancel(akg_lsp_server *s, long long job_id) {
+int akg_lsp_jobs_cancel(akg_lsp_server *s, long long job_id)
+{
     akg_lsp_job *j = job_find(s, job_id);
-    if (!j || !j->job) return AKG_ENOTFOUND;
+    if (!j || !j->job)
+        return AKG_ENOTFOUND;
     if (!j->cancel_requested) {
         j->cancel_requested = 1;
         akg_lsp_log_info("job %lld: cancel requested", job_id);
@@ -376,26 +423,32 @@ int akg_lsp_jobs_cancel(akg_lsp_server *s, long long job_id) {
     return AKG_OK;
 }
 
-int akg_lsp_jobs_cancel_all(akg_lsp_server *s) {
+int akg_lsp_jobs_cancel_all(akg_lsp_server *s)
+{
     /* Collect ids first: a cancel may end a job (and unlink it) at once. */
     long long ids[256];
     int n = 0;
     for (akg_lsp_job *j = s->jobs; j && n < 256; j = j->next)
-        if (j->job && !j->cancel_requested) ids[n++] = j->id;
+        if (j->job && !j->cancel_requested)
+            ids[n++] = j->id;
     int cancelled = 0;
     for (int i = 0; i < n; i++)
-        if (akg_lsp_jobs_cancel(s, ids[i]) == AKG_OK) cancelled++;
+        if (akg_lsp_jobs_cancel(s, ids[i]) == AKG_OK)
+            cancelled++;
     return cancelled;
 }
 
-int akg_lsp_jobs_running_for(akg_lsp_server *s, const char *path) {
+int akg_lsp_jobs_running_for(akg_lsp_server *s, const char *path)
+{
     int n = 0;
     for (akg_lsp_job *j = s->jobs; j; j = j->next)
-        if (j->job && (!path || strcmp(j->path, path) == 0)) n++;
+        if (j->job && (!path || strcmp(j->path, path) == 0))
+            n++;
     return n;
 }
 
-void akg_lsp_jobs_free(akg_lsp_server *s) {
+void akg_lsp_jobs_free(akg_lsp_server *s)
+{
     while (s->jobs) {
         akg_lsp_job *j = s->jobs;
         s->jobs = j->next;
@@ -404,20 +457,24 @@ void akg_lsp_jobs_free(akg_lsp_server *s) {
 }
 
 int akg_lsp_handle_progress_cancel(akg_lsp_server *s, const cJSON *params, cJSON **result,
-                                   char *err, size_t errlen) {
+                                   char *err, size_t errlen)
+{
     (void)result;
     const cJSON *token = akg_lsp_param(params, "token");
     char buf[48];
     const char *t = NULL;
-    if (cJSON_IsString(token)) t = token->valuestring;
+    if (cJSON_IsString(token))
+        t = token->valuestring;
     else if (cJSON_IsNumber(token)) {
         snprintf(buf, sizeof buf, "%.0f", token->valuedouble);
         t = buf;
     }
-    if (!t) return akg_fail(err, errlen, AKG_EINVAL, "token must be a string or number"),
-                  AKG_RPC_INVALID_PARAMS;
+    if (!t)
+        return akg_fail(err, errlen, AKG_EINVAL, "token must be a string or number"),
+               AKG_RPC_INVALID_PARAMS;
     akg_lsp_job *j = job_find_token(s, t);
-    if (!j) return akg_fail(err, errlen, AKG_ENOTFOUND, "no running job has token %s", t),
+    if (!j)
+        return akg_fail(err, errlen, AKG_ENOTFOUND, "no running job has token %s", t),
                AKG_RPC_INVALID_PARAMS;
     akg_lsp_jobs_cancel(s, j->id);
     return 0;

@@ -22,8 +22,8 @@
 #include "server.h"
 
 typedef struct {
-    const char *uri;         /* the reference document */
-    const char *path;        /* its absolute path */
+    const char *uri;  /* the reference document */
+    const char *path; /* its absolute path */
     const char *backend, *dsl, *arch;
     const char *workflow;    /* NULL: the backend's default */
     const char *kernel_path; /* verifier_only */

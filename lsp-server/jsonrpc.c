@@ -19,7 +19,8 @@ static const char header_name[] = "content-length:";
 /* ---- framing ----------------------------------------------------------- */
 
 void akg_rpc_reader_init(akg_rpc_reader *r, size_t max_message, akg_rpc_message_cb on_message,
-                         akg_rpc_framing_cb on_framing_error, void *user) {
+                         akg_rpc_framing_cb on_framing_error, void *user)
+{
     memset(r, 0, sizeof *r);
     r->max_message = max_message ? max_message : AKG_RPC_DEFAULT_MAX_MESSAGE;
     akg_buf_init(&r->pending, r->max_message + 2 * AKG_RPC_MAX_HEADER);
@@ -28,28 +29,40 @@ void akg_rpc_reader_init(akg_rpc_reader *r, size_t max_message, akg_rpc_message_
     r->user = user;
 }
 
-void akg_rpc_reader_free(akg_rpc_reader *r) { akg_buf_free(&r->pending); }
+void akg_rpc_reader_free(akg_rpc_reader *r)
+{
+    akg_buf_free(&r->pending);
+}
 
-size_t akg_rpc_reader_pending(const akg_rpc_reader *r) { return r->pending.len + r->skip_left; }
+size_t akg_rpc_reader_pending(const akg_rpc_reader *r)
+{
+    return r->pending.len + r->skip_left;
+}
 
 /* Case-insensitive search for "content-length:" in s[from..len). */
-static size_t find_header_name(const char *s, size_t len, size_t from) {
+static size_t find_header_name(const char *s, size_t len, size_t from)
+{
     size_t n = sizeof header_name - 1;
     for (size_t i = from; i + n <= len; i++) {
         size_t k = 0;
-        while (k < n && tolower((unsigned char)s[i + k]) == header_name[k]) k++;
-        if (k == n) return i;
+        while (k < n && tolower((unsigned char)s[i + k]) == header_name[k])
+            k++;
+        if (k == n)
+            return i;
     }
     return len;
 }
 
-size_t akg_rpc_find_resync(const char *body, size_t len) {
+size_t akg_rpc_find_resync(const char *body, size_t len)
+{
     return find_header_name(body, len, 1);
 }
 
-static size_t find_header_end(const char *s, size_t len) {
+static size_t find_header_end(const char *s, size_t len)
+{
     for (size_t i = 0; i + 4 <= len; i++)
-        if (s[i] == '\r' && s[i + 1] == '\n' && s[i + 2] == '\r' && s[i + 3] == '\n') return i;
+        if (s[i] == '\r' && s[i + 1] == '\n' && s[i + 2] == '\r' && s[i + 3] == '\n')
+            return i;
     return len;
 }
 
@@ -57,14 +70,16 @@ static size_t find_header_end(const char *s, size_t len) {
  * every line is "Name: value" and Content-Length is a plain number; 0 when it
  * is malformed, with *good_start the offset of a Content-Length line to retry
  * from (len if none). */
-static int parse_header_block(const char *s, size_t len, size_t *content_length,
-                              size_t *good_start, int *too_big_number) {
+static int parse_header_block(const char *s, size_t len, size_t *content_length, size_t *good_start,
+                              int *too_big_number)
+{
     int have_length = 0, well_formed = 1;
     *too_big_number = 0;
     size_t line = 0;
     while (line < len) {
         size_t eol = line;
-        while (eol < len && !(s[eol] == '\r' && eol + 1 < len && s[eol + 1] == '\n')) eol++;
+        while (eol < len && !(s[eol] == '\r' && eol + 1 < len && s[eol + 1] == '\n'))
+            eol++;
         const char *colon = memchr(s + line, ':', eol - line);
         if (!colon) {
             well_formed = 0;
@@ -72,9 +87,12 @@ static int parse_header_block(const char *s, size_t len, size_t *content_length,
                    find_header_name(s, line + sizeof header_name - 1, line) == line) {
             const char *v = s + line + sizeof header_name - 1;
             const char *end = s + eol;
-            while (v < end && (*v == ' ' || *v == '\t')) v++;
-            while (end > v && (end[-1] == ' ' || end[-1] == '\t')) end--;
-            if (v == end) well_formed = 0;
+            while (v < end && (*v == ' ' || *v == '\t'))
+                v++;
+            while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+                end--;
+            if (v == end)
+                well_formed = 0;
             size_t n = 0;
             for (const char *p = v; p < end; p++) {
                 if (!isdigit((unsigned char)*p)) {
@@ -88,53 +106,64 @@ static int parse_header_block(const char *s, size_t len, size_t *content_length,
                 }
                 n = n * 10 + (size_t)(*p - '0');
             }
-            if (have_length && n != *content_length) well_formed = 0;
+            if (have_length && n != *content_length)
+                well_formed = 0;
             *content_length = n;
             have_length = 1;
         }
         line = eol + 2;
     }
-    if (well_formed && have_length) return 1;
+    if (well_formed && have_length)
+        return 1;
     *good_start = find_header_name(s, len, 1);
     return 0;
 }
 
 static void framing_error(akg_rpc_reader *r, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void framing_error(akg_rpc_reader *r, int code, const char *fmt, ...) {
+static void framing_error(akg_rpc_reader *r, int code, const char *fmt, ...)
+{
     char msg[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     akg_lsp_log_warn("framing: %s", msg);
-    if (r->on_framing_error) r->on_framing_error(r->user, code, msg);
+    if (r->on_framing_error)
+        r->on_framing_error(r->user, code, msg);
 }
 
 /* Handles as many whole messages as pending holds. */
-static void reader_drain(akg_rpc_reader *r) {
+static void reader_drain(akg_rpc_reader *r)
+{
     for (;;) {
         if (r->skip_left) {
             size_t n = r->skip_left < r->pending.len ? r->skip_left : r->pending.len;
             akg_buf_consume(&r->pending, n);
             r->skip_left -= n;
-            if (r->skip_left) return;
+            if (r->skip_left)
+                return;
         }
         /* Blank lines between messages are harmless; drop them. */
         size_t lead = 0;
-        while (lead < r->pending.len && (r->pending.data[lead] == '\r' || r->pending.data[lead] == '\n'))
+        while (lead < r->pending.len &&
+               (r->pending.data[lead] == '\r' || r->pending.data[lead] == '\n'))
             lead++;
-        if (lead) akg_buf_consume(&r->pending, lead);
-        if (!r->pending.len) return;
+        if (lead)
+            akg_buf_consume(&r->pending, lead);
+        if (!r->pending.len)
+            return;
 
         const char *s = r->pending.data;
         size_t len = r->pending.len;
         size_t hend = find_header_end(s, len);
         if (hend == len) {
-            if (len <= AKG_RPC_MAX_HEADER) return; /* a header still arriving */
+            if (len <= AKG_RPC_MAX_HEADER)
+                return; /* a header still arriving */
             size_t next = find_header_name(s, len, 1);
             if (next < len) {
-                framing_error(r, AKG_RPC_PARSE_ERROR, "skipped %zu bytes that were not a header", next);
+                framing_error(r, AKG_RPC_PARSE_ERROR, "skipped %zu bytes that were not a header",
+                              next);
                 akg_buf_consume(&r->pending, next);
                 continue;
             }
@@ -159,8 +188,9 @@ static void reader_drain(akg_rpc_reader *r) {
             continue;
         }
         if (too_big_number) {
-            framing_error(r, AKG_RPC_INVALID_REQUEST,
-                          "Content-Length does not fit in memory; the stream cannot be resynchronised");
+            framing_error(
+                r, AKG_RPC_INVALID_REQUEST,
+                "Content-Length does not fit in memory; the stream cannot be resynchronised");
             r->failed = 1;
             r->pending.len = 0;
             return;
@@ -173,16 +203,20 @@ static void reader_drain(akg_rpc_reader *r) {
             r->skip_left = length;
             continue;
         }
-        if (r->pending.len - (hend + 4) < length) return; /* the body is still arriving */
+        if (r->pending.len - (hend + 4) < length)
+            return; /* the body is still arriving */
         akg_buf_consume(&r->pending, hend + 4);
         size_t used = length;
-        if (r->on_message) used = r->on_message(r->user, r->pending.data, length);
-        if (used == 0 || used > length) used = length;
+        if (r->on_message)
+            used = r->on_message(r->user, r->pending.data, length);
+        if (used == 0 || used > length)
+            used = length;
         akg_buf_consume(&r->pending, used);
     }
 }
 
-void akg_rpc_reader_feed(akg_rpc_reader *r, const char *data, size_t len) {
+void akg_rpc_reader_feed(akg_rpc_reader *r, const char *data, size_t len)
+{
     while (len && !r->failed) {
         if (r->skip_left && !r->pending.len) {
             size_t n = r->skip_left < len ? r->skip_left : len;
@@ -208,7 +242,8 @@ void akg_rpc_reader_feed(akg_rpc_reader *r, const char *data, size_t len) {
     }
 }
 
-int akg_rpc_utf8_valid(const char *str, size_t len) {
+int akg_rpc_utf8_valid(const char *str, size_t len)
+{
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0;
     while (i < len) {
@@ -232,7 +267,8 @@ int akg_rpc_utf8_valid(const char *str, size_t len) {
             return 0;
         }
         for (size_t k = 1; k <= n; k++) {
-            if (i + k >= len || (s[i + k] & 0xC0) != 0x80) return 0;
+            if (i + k >= len || (s[i + k] & 0xC0) != 0x80)
+                return 0;
             cp = (cp << 6) | (s[i + k] & 0x3F);
         }
         if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
@@ -271,7 +307,8 @@ typedef struct {
     char data[];
 } rpc_write;
 
-static int open_stream(uv_loop_t *loop, int fd, int readable, void *h, char *err, size_t errlen) {
+static int open_stream(uv_loop_t *loop, int fd, int readable, void *h, char *err, size_t errlen)
+{
     uv_handle_type type = uv_guess_handle(fd);
     int rc;
     if (type == UV_TTY) {
@@ -280,41 +317,52 @@ static int open_stream(uv_loop_t *loop, int fd, int readable, void *h, char *err
         rc = uv_pipe_init(loop, (uv_pipe_t *)h, 0);
         if (rc == 0) {
             rc = uv_pipe_open((uv_pipe_t *)h, fd);
-            if (rc != 0) uv_close((uv_handle_t *)h, NULL);
+            if (rc != 0)
+                uv_close((uv_handle_t *)h, NULL);
         }
     } else {
         return akg_fail(err, errlen, AKG_EIO,
                         "fd %d is neither a pipe nor a terminal; run akg-lsp from an editor", fd);
     }
-    if (rc != 0) return akg_fail(err, errlen, AKG_EIO, "fd %d: %s", fd, uv_strerror(rc));
+    if (rc != 0)
+        return akg_fail(err, errlen, AKG_EIO, "fd %d: %s", fd, uv_strerror(rc));
     return AKG_OK;
 }
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
     (void)suggested;
     akg_rpc_transport *t = h->data;
     buf->base = t->read_buf;
     buf->len = sizeof t->read_buf;
 }
 
-static void report_eof(akg_rpc_transport *t) {
-    if (t->eof_reported) return;
+static void report_eof(akg_rpc_transport *t)
+{
+    if (t->eof_reported)
+        return;
     t->eof_reported = 1;
-    if (t->reading) uv_read_stop(&t->in.stream);
+    if (t->reading)
+        uv_read_stop(&t->in.stream);
     t->reading = 0;
     if (akg_rpc_reader_pending(&t->reader))
         akg_lsp_log_warn("input ended inside a message (%zu bytes unread)",
                          akg_rpc_reader_pending(&t->reader));
-    if (t->on_eof) t->on_eof(t->user);
+    if (t->on_eof)
+        t->on_eof(t->user);
 }
 
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
     akg_rpc_transport *t = s->data;
     if (nread > 0) {
-        if (!t->eof_reported) akg_rpc_reader_feed(&t->reader, buf->base, (size_t)nread);
-        if (t->reader.failed) report_eof(t);
+        if (!t->eof_reported)
+            akg_rpc_reader_feed(&t->reader, buf->base, (size_t)nread);
+        if (t->reader.failed)
+            report_eof(t);
     } else if (nread < 0) {
-        if (nread != UV_EOF) akg_lsp_log_error("reading input: %s", uv_strerror((int)nread));
+        if (nread != UV_EOF)
+            akg_lsp_log_error("reading input: %s", uv_strerror((int)nread));
         report_eof(t);
     }
 }
@@ -322,9 +370,11 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
 int akg_rpc_transport_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_message,
                           akg_rpc_message_cb on_message, akg_rpc_framing_cb on_framing_error,
                           akg_rpc_eof_cb on_eof, void *user, akg_rpc_transport **out, char *err,
-                          size_t errlen) {
+                          size_t errlen)
+{
     akg_rpc_transport *t = calloc(1, sizeof *t);
-    if (!t) return akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
+    if (!t)
+        return akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
     t->loop = loop;
     t->on_eof = on_eof;
     t->user = user;
@@ -357,7 +407,8 @@ int akg_rpc_transport_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_mes
     return AKG_OK;
 }
 
-static void on_write(uv_write_t *req, int status) {
+static void on_write(uv_write_t *req, int status)
+{
     rpc_write *w = (rpc_write *)req;
     w->t->queued -= w->len;
     if (status < 0 && status != UV_ECANCELED)
@@ -365,8 +416,10 @@ static void on_write(uv_write_t *req, int status) {
     free(w);
 }
 
-int akg_rpc_transport_send(akg_rpc_transport *t, const char *json, size_t len) {
-    if (t->closing || t->open_handles < 2) return AKG_EIO;
+int akg_rpc_transport_send(akg_rpc_transport *t, const char *json, size_t len)
+{
+    if (t->closing || t->open_handles < 2)
+        return AKG_EIO;
     char hdr[48];
     int hn = snprintf(hdr, sizeof hdr, "Content-Length: %zu\r\n\r\n", len);
     size_t total = (size_t)hn + len;
@@ -376,7 +429,8 @@ int akg_rpc_transport_send(akg_rpc_transport *t, const char *json, size_t len) {
         return AKG_ENOMEM;
     }
     rpc_write *w = malloc(sizeof *w + total);
-    if (!w) return AKG_ENOMEM;
+    if (!w)
+        return AKG_ENOMEM;
     w->t = t;
     w->len = total;
     memcpy(w->data, hdr, (size_t)hn);
@@ -392,37 +446,48 @@ int akg_rpc_transport_send(akg_rpc_transport *t, const char *json, size_t len) {
     return AKG_OK;
 }
 
-size_t akg_rpc_transport_queued(const akg_rpc_transport *t) { return t->queued; }
+size_t akg_rpc_transport_queued(const akg_rpc_transport *t)
+{
+    return t->queued;
+}
 
-static void on_handle_closed(uv_handle_t *h) {
+static void on_handle_closed(uv_handle_t *h)
+{
     akg_rpc_transport *t = h->data;
-    if (--t->open_handles > 0) return;
+    if (--t->open_handles > 0)
+        return;
     void (*cb)(void *) = t->close_cb;
     void *user = t->close_user;
     akg_rpc_reader_free(&t->reader);
     free(t);
-    if (cb) cb(user);
+    if (cb)
+        cb(user);
 }
 
-static void on_shutdown(uv_shutdown_t *req, int status) {
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
     (void)status;
     akg_rpc_transport *t = req->data;
     uv_close(&t->out.handle, on_handle_closed);
 }
 
-void akg_rpc_transport_close(akg_rpc_transport *t, void (*close_cb)(void *user), void *user) {
-    if (t->closing) return;
+void akg_rpc_transport_close(akg_rpc_transport *t, void (*close_cb)(void *user), void *user)
+{
+    if (t->closing)
+        return;
     t->closing = 1;
     t->close_cb = close_cb;
     t->close_user = user;
     t->on_eof = NULL;
-    if (t->reading) uv_read_stop(&t->in.stream);
+    if (t->reading)
+        uv_read_stop(&t->in.stream);
     t->reading = 0;
     int handles = t->open_handles;
     if (handles == 0) {
         akg_rpc_reader_free(&t->reader);
         free(t);
-        if (close_cb) close_cb(user);
+        if (close_cb)
+            close_cb(user);
         return;
     }
     uv_close(&t->in.handle, on_handle_closed);

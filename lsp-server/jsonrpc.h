@@ -43,10 +43,10 @@ typedef size_t (*akg_rpc_message_cb)(void *user, const char *body, size_t len);
 typedef void (*akg_rpc_framing_cb)(void *user, int code, const char *message);
 
 typedef struct {
-    akg_buf pending;      /* bytes not yet consumed: part of a header or body */
-    size_t max_message;   /* body cap */
-    size_t skip_left;     /* bytes of an oversized body still to discard */
-    int failed;           /* the stream cannot be resynchronised; stop reading */
+    akg_buf pending;    /* bytes not yet consumed: part of a header or body */
+    size_t max_message; /* body cap */
+    size_t skip_left;   /* bytes of an oversized body still to discard */
+    int failed;         /* the stream cannot be resynchronised; stop reading */
     akg_rpc_message_cb on_message;
     akg_rpc_framing_cb on_framing_error;
     void *user;

@@ -12,7 +12,8 @@
 #include "log.h"
 #include "server.h"
 
-static void usage(FILE *f) {
+static void usage(FILE *f)
+{
     fprintf(f,
             "usage: akg-lsp [--stdio] [--log FILE] [--max-message BYTES]\n"
             "       akg-lsp --version | --help\n"
@@ -32,12 +33,14 @@ static void usage(FILE *f) {
             (size_t)AKG_RPC_DEFAULT_MAX_MESSAGE);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const char *log_path = NULL;
     size_t max_message = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--stdio") == 0) continue;
+        if (strcmp(a, "--stdio") == 0)
+            continue;
         if (strcmp(a, "--version") == 0) {
             printf("akg-lsp %s\n", AKG_VERSION);
             return 0;
@@ -66,7 +69,8 @@ int main(int argc, char **argv) {
         }
         /* Clients add this; the server ends on end of input instead. */
         if (strncmp(a, "--clientProcessId", 17) == 0) {
-            if (!strchr(a, '=') && i + 1 < argc) i++;
+            if (!strchr(a, '=') && i + 1 < argc)
+                i++;
             continue;
         }
         fprintf(stderr, "akg-lsp: unknown argument %s\n", a);
@@ -94,7 +98,8 @@ int main(int argc, char **argv) {
     int code = akg_lsp_server_exit_code(server);
     akg_lsp_server_free(server);
     int rc = uv_loop_close(&loop);
-    if (rc != 0) akg_lsp_log_error("loop closed with handles still open: %s", uv_strerror(rc));
+    if (rc != 0)
+        akg_lsp_log_error("loop closed with handles still open: %s", uv_strerror(rc));
     akg_lsp_log_info("exit %d", code);
     akg_lsp_log_close();
     return code;

@@ -4,8 +4,8 @@
  *
  * They come from the store (akg_store_latest_by_target, keyed by reference
  * path and content hash, so they survive restarts), overlaid with the reports
- * of jobs that ended in this session (so a store that could not be opened
- * still shows this session's work). Each entry is an object with the store's
+ * of jobs that ended since the server started (so a store that could not be
+ * opened still shows their work). Each entry is an object with the store's
  * run columns: backend, dsl, arch, workflow, status, speedup, report (the
  * report.json object, or absent), stale (bool), finished_at, output_dir, id.
  */
@@ -22,7 +22,7 @@ void akg_lsp_results_remember(akg_lsp_server *s, long long job_id, const char *p
                               const char *arch, const char *workflow, const char *status,
                               const cJSON *report);
 void akg_lsp_results_free(akg_lsp_server *s);
-/* This session's remembered results (borrowed; may be NULL). */
+/* Results remembered since the server started (borrowed; may be NULL). */
 const cJSON *akg_lsp_results_all(akg_lsp_server *s);
 
 /* Readers for one entry. */

@@ -1,4 +1,4 @@
-/* server.c: see server.h. The lifecycle handlers live here too. */
+/* server.c: see server.h. */
 #include "server.h"
 
 #include <errno.h>
@@ -10,6 +10,7 @@
 
 #include "dispatch.h"
 #include "jobs.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "reference_index.h"
 #include "results.h"
@@ -38,11 +39,10 @@ struct akg_lsp_outgoing {
     akg_lsp_outgoing *next;
 };
 
-static void server_stop(akg_lsp_server *s);
-
 /* ---- sending ------------------------------------------------------------ */
 
-static void send_json(akg_lsp_server *s, cJSON *msg) {
+static void send_json(akg_lsp_server *s, cJSON *msg)
+{
     if (!s->rpc || s->state == AKG_LSP_EXITING) {
         cJSON_Delete(msg);
         return;
@@ -57,7 +57,8 @@ static void send_json(akg_lsp_server *s, cJSON *msg) {
     free(text);
 }
 
-static void send_result(akg_lsp_server *s, const cJSON *id, cJSON *result) {
+static void send_result(akg_lsp_server *s, const cJSON *id, cJSON *result)
+{
     cJSON *msg = cJSON_CreateObject();
     cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
     cJSON_AddItemToObject(msg, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
@@ -65,7 +66,8 @@ static void send_result(akg_lsp_server *s, const cJSON *id, cJSON *result) {
     send_json(s, msg);
 }
 
-static void send_error(akg_lsp_server *s, const cJSON *id, int code, const char *message) {
+static void send_error(akg_lsp_server *s, const cJSON *id, int code, const char *message)
+{
     cJSON *msg = cJSON_CreateObject();
     cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
     cJSON_AddItemToObject(msg, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
@@ -75,16 +77,19 @@ static void send_error(akg_lsp_server *s, const cJSON *id, int code, const char 
     send_json(s, msg);
 }
 
-void akg_lsp_notify(akg_lsp_server *s, const char *method, cJSON *params) {
+void akg_lsp_notify(akg_lsp_server *s, const char *method, cJSON *params)
+{
     cJSON *msg = cJSON_CreateObject();
     cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
     cJSON_AddStringToObject(msg, "method", method);
-    if (params) cJSON_AddItemToObject(msg, "params", params);
+    if (params)
+        cJSON_AddItemToObject(msg, "params", params);
     send_json(s, msg);
 }
 
 void akg_lsp_request(akg_lsp_server *s, const char *method, cJSON *params, akg_lsp_response_cb cb,
-                     long long user_id) {
+                     long long user_id)
+{
     if (!s->rpc || s->state == AKG_LSP_EXITING) {
         cJSON_Delete(params);
         return;
@@ -105,11 +110,13 @@ void akg_lsp_request(akg_lsp_server *s, const char *method, cJSON *params, akg_l
     snprintf(id, sizeof id, "akg-%lld", o->id);
     cJSON_AddStringToObject(msg, "id", id);
     cJSON_AddStringToObject(msg, "method", method);
-    if (params) cJSON_AddItemToObject(msg, "params", params);
+    if (params)
+        cJSON_AddItemToObject(msg, "params", params);
     send_json(s, msg);
 }
 
-void akg_lsp_show_message(akg_lsp_server *s, int type, const char *fmt, ...) {
+void akg_lsp_show_message(akg_lsp_server *s, int type, const char *fmt, ...)
+{
     char text[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -121,34 +128,43 @@ void akg_lsp_show_message(akg_lsp_server *s, int type, const char *fmt, ...) {
     akg_lsp_notify(s, "window/showMessage", p);
 }
 
-static void log_to_client(akg_lsp_log_level level, const char *line, void *user) {
+static void log_to_client(akg_lsp_log_level level, const char *line, void *user)
+{
     akg_lsp_server *s = user;
-    if (s->state == AKG_LSP_STARTING || s->state == AKG_LSP_EXITING) return;
+    if (s->state == AKG_LSP_STARTING || s->state == AKG_LSP_EXITING)
+        return;
     cJSON *p = cJSON_CreateObject();
-    cJSON_AddNumberToObject(p, "type", level == AKG_LSP_LOG_ERROR ? 1 : level == AKG_LSP_LOG_WARN ? 2
-                                       : level == AKG_LSP_LOG_INFO  ? 3
-                                                                    : 4);
+    cJSON_AddNumberToObject(p, "type",
+                            level == AKG_LSP_LOG_ERROR  ? 1
+                            : level == AKG_LSP_LOG_WARN ? 2
+                            : level == AKG_LSP_LOG_INFO ? 3
+                                                        : 4);
     cJSON_AddStringToObject(p, "message", line);
     akg_lsp_notify(s, "window/logMessage", p);
 }
 
-static void apply_trace(const char *value) {
+void akg_lsp_apply_trace(const char *value)
+{
     int level = 0;
-    if (value && strcmp(value, "messages") == 0) level = AKG_LSP_LOG_INFO;
-    else if (value && strcmp(value, "verbose") == 0) level = AKG_LSP_LOG_DEBUG;
+    if (value && strcmp(value, "messages") == 0)
+        level = AKG_LSP_LOG_INFO;
+    else if (value && strcmp(value, "verbose") == 0)
+        level = AKG_LSP_LOG_DEBUG;
     akg_lsp_log_set_sink_level(level);
     akg_lsp_log_set_file_level(level == AKG_LSP_LOG_DEBUG ? AKG_LSP_LOG_DEBUG : AKG_LSP_LOG_INFO);
 }
 
 /* ---- parameters --------------------------------------------------------- */
 
-const cJSON *akg_lsp_param(const cJSON *params, const char *dotted) {
+const cJSON *akg_lsp_param(const cJSON *params, const char *dotted)
+{
     const cJSON *cur = params;
     char key[64];
     while (cur && *dotted) {
         const char *dot = strchr(dotted, '.');
         size_t n = dot ? (size_t)(dot - dotted) : strlen(dotted);
-        if (n >= sizeof key || !cJSON_IsObject(cur)) return NULL;
+        if (n >= sizeof key || !cJSON_IsObject(cur))
+            return NULL;
         memcpy(key, dotted, n);
         key[n] = '\0';
         cur = cJSON_GetObjectItemCaseSensitive(cur, key);
@@ -157,13 +173,15 @@ const cJSON *akg_lsp_param(const cJSON *params, const char *dotted) {
     return cur;
 }
 
-const char *akg_lsp_param_string(const cJSON *params, const char *dotted) {
+const char *akg_lsp_param_string(const cJSON *params, const char *dotted)
+{
     const cJSON *v = akg_lsp_param(params, dotted);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 akg_lsp_document *akg_lsp_param_document(akg_lsp_server *s, const cJSON *params, int *code,
-                                         char *err, size_t errlen) {
+                                         char *err, size_t errlen)
+{
     const char *uri = akg_lsp_param_string(params, "textDocument.uri");
     if (!uri) {
         *code = AKG_RPC_INVALID_PARAMS;
@@ -180,44 +198,54 @@ akg_lsp_document *akg_lsp_param_document(akg_lsp_server *s, const cJSON *params,
 }
 
 int akg_lsp_param_offset(akg_lsp_server *s, akg_lsp_document *doc, const cJSON *params,
-                         size_t *offset) {
+                         size_t *offset)
+{
     const cJSON *l = akg_lsp_param(params, "position.line");
     const cJSON *c = akg_lsp_param(params, "position.character");
     if (!cJSON_IsNumber(l) || !cJSON_IsNumber(c) || l->valuedouble < 0 || c->valuedouble < 0 ||
         l->valuedouble > UINT_MAX || c->valuedouble > UINT_MAX)
         return 0;
-    *offset = akg_lsp_doc_offset(doc, s->encoding, (unsigned)l->valuedouble,
-                                 (unsigned)c->valuedouble);
+    *offset =
+        akg_lsp_doc_offset(doc, s->encoding, (unsigned)l->valuedouble, (unsigned)c->valuedouble);
     return 1;
 }
 
 /* ---- trust, engine, store ----------------------------------------------- */
 
-const char *akg_lsp_folder_of(akg_lsp_server *s, const char *path) {
-    if (!path) return NULL;
+const char *akg_lsp_folder_of(akg_lsp_server *s, const char *path)
+{
+    if (!path)
+        return NULL;
     char resolved[PATH_MAX];
     const char *p = path;
-    if (realpath(path, resolved)) p = resolved;
+    if (realpath(path, resolved))
+        p = resolved;
     for (size_t i = 0; i < s->n_folders; i++) {
         char folder[PATH_MAX];
         const char *f = realpath(s->folders[i], folder) ? folder : s->folders[i];
-        if (akg_lsp_path_within(p, f)) return s->folders[i];
+        if (akg_lsp_path_within(p, f))
+            return s->folders[i];
     }
     return NULL;
 }
 
-int akg_lsp_check_trusted(akg_lsp_server *s, const char *path, char *err, size_t errlen) {
-    if (!path) return akg_fail(err, errlen, AKG_EINVAL, "only file:// documents can run jobs");
+int akg_lsp_check_trusted(akg_lsp_server *s, const char *path, char *err, size_t errlen)
+{
+    if (!path)
+        return akg_fail(err, errlen, AKG_EINVAL, "only file:// documents can run jobs");
     if (s->n_folders == 0)
         return akg_fail(err, errlen, AKG_EINVAL,
                         "%s: no workspace folder is open, so no path is trusted", path);
-    if (akg_lsp_folder_of(s, path)) return AKG_OK;
+    if (akg_lsp_folder_of(s, path))
+        return AKG_OK;
     return akg_fail(err, errlen, AKG_EINVAL, "%s is outside the workspace folders; refused", path);
 }
 
-static void resolve_store_path(akg_lsp_server *s, char *out, size_t outlen) {
+static void resolve_store_path(akg_lsp_server *s, char *out, size_t outlen)
+{
     const char *p = s->settings.store_path;
-    if (!p || !*p) p = getenv("AKG_STORE");
+    if (!p || !*p)
+        p = getenv("AKG_STORE");
     if (p && *p) {
         snprintf(out, outlen, "%s", p);
         return;
@@ -226,12 +254,16 @@ static void resolve_store_path(akg_lsp_server *s, char *out, size_t outlen) {
     snprintf(out, outlen, "%s/.akg/akg.db", home && *home ? home : ".");
 }
 
-akg_store *akg_lsp_store(akg_lsp_server *s) {
+akg_store *akg_lsp_store(akg_lsp_server *s)
+{
     char path[PATH_MAX];
     resolve_store_path(s, path, sizeof path);
-    if (s->store && s->store_path_open && strcmp(path, s->store_path_open) == 0) return s->store;
-    if (s->store_path_open && strcmp(path, s->store_path_open) == 0) return NULL; /* failed before */
-    if (s->store) akg_store_close(s->store);
+    if (s->store && s->store_path_open && strcmp(path, s->store_path_open) == 0)
+        return s->store;
+    if (s->store_path_open && strcmp(path, s->store_path_open) == 0)
+        return NULL; /* failed before */
+    if (s->store)
+        akg_store_close(s->store);
     s->store = NULL;
     free(s->store_path_open);
     s->store_path_open = akg_strdup(path);
@@ -244,14 +276,17 @@ akg_store *akg_lsp_store(akg_lsp_server *s) {
         akg_mkdirs(dir, err, sizeof err);
     }
     if (akg_store_open(path, &s->store, err, sizeof err) != AKG_OK) {
-        akg_lsp_log_warn("store %s: %s; results shown only from this session", path, err);
+        akg_lsp_log_warn("store %s: %s; results shown only from jobs run since the server started",
+                         path, err);
         s->store = NULL;
     }
     return s->store;
 }
 
-akg_engine *akg_lsp_engine(akg_lsp_server *s, char *err, size_t errlen) {
-    if (s->engine) return s->engine;
+akg_engine *akg_lsp_engine(akg_lsp_server *s, char *err, size_t errlen)
+{
+    if (s->engine)
+        return s->engine;
     if (s->state != AKG_LSP_RUNNING) {
         akg_fail(err, errlen, AKG_EINVAL, "the server is shutting down");
         return NULL;
@@ -274,7 +309,8 @@ akg_engine *akg_lsp_engine(akg_lsp_server *s, char *err, size_t errlen) {
     return s->engine;
 }
 
-static void engine_closed(void *user) {
+static void engine_closed(void *user)
+{
     akg_lsp_server *s = user;
     s->engine_closing = 0;
     akg_lsp_log_debug("engine closed");
@@ -282,276 +318,44 @@ static void engine_closed(void *user) {
 
 /* Settings that the engine reads at creation: an idle engine is closed so
  * the next job starts one with the new values; a busy one keeps running. */
-static void settings_changed(akg_lsp_server *s, int changed) {
-    if (changed & AKG_LSP_SETTINGS_TRACE) apply_trace(s->settings.trace);
+void akg_lsp_settings_changed(akg_lsp_server *s, int changed)
+{
+    if (changed & AKG_LSP_SETTINGS_TRACE)
+        akg_lsp_apply_trace(s->settings.trace);
     if ((changed & AKG_LSP_SETTINGS_ENGINE) && s->engine && !s->jobs && !s->engine_closing) {
         akg_engine *e = s->engine;
         s->engine = NULL;
         s->engine_closing = 1;
         akg_engine_close(e, engine_closed, s);
     }
-    if (changed & (AKG_LSP_SETTINGS_TARGETS | AKG_LSP_SETTINGS_ENGINE)) akg_lsp_refresh_views(s);
+    if (changed & (AKG_LSP_SETTINGS_TARGETS | AKG_LSP_SETTINGS_ENGINE))
+        akg_lsp_refresh_views(s);
 }
 
-void akg_lsp_refresh_views(akg_lsp_server *s) {
-    if (s->state != AKG_LSP_RUNNING) return;
-    if (s->caps.code_lens_refresh) akg_lsp_request(s, "workspace/codeLens/refresh", NULL, NULL, 0);
-    if (s->caps.inlay_hint_refresh) akg_lsp_request(s, "workspace/inlayHint/refresh", NULL, NULL, 0);
-}
-
-/* ---- lifecycle handlers ------------------------------------------------- */
-
-static int cap_flag(const cJSON *caps, const char *dotted) {
-    return cJSON_IsTrue(akg_lsp_param(caps, dotted));
-}
-
-static void add_folder(akg_lsp_server *s, const char *uri_or_path, int is_uri) {
-    char *path = is_uri ? akg_lsp_uri_to_path(uri_or_path) : akg_abspath(uri_or_path);
-    if (!path) return;
-    for (size_t i = 0; i < s->n_folders; i++)
-        if (strcmp(s->folders[i], path) == 0) {
-            free(path);
-            return;
-        }
-    char **f = realloc(s->folders, (s->n_folders + 1) * sizeof *f);
-    if (!f) {
-        free(path);
+void akg_lsp_refresh_views(akg_lsp_server *s)
+{
+    if (s->state != AKG_LSP_RUNNING)
         return;
-    }
-    s->folders = f;
-    s->folders[s->n_folders++] = path;
-    akg_lsp_watch_folder(s, path);
+    if (s->caps.code_lens_refresh)
+        akg_lsp_request(s, "workspace/codeLens/refresh", NULL, NULL, 0);
+    if (s->caps.inlay_hint_refresh)
+        akg_lsp_request(s, "workspace/inlayHint/refresh", NULL, NULL, 0);
 }
-
-static void remove_folder(akg_lsp_server *s, const char *uri) {
-    char *path = akg_lsp_uri_to_path(uri);
-    if (!path) return;
-    for (size_t i = 0; i < s->n_folders; i++) {
-        if (strcmp(s->folders[i], path) == 0) {
-            akg_lsp_unwatch_folder(s, path);
-            free(s->folders[i]);
-            s->folders[i] = s->folders[--s->n_folders];
-            break;
-        }
-    }
-    free(path);
-}
-
-static int handle_initialize(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
-                             size_t errlen) {
-    if (s->state != AKG_LSP_STARTING)
-        return akg_fail(err, errlen, AKG_EINVAL, "initialize was already called"),
-               AKG_RPC_INVALID_REQUEST;
-    if (!cJSON_IsObject(params))
-        return akg_fail(err, errlen, AKG_EINVAL, "initialize: params must be an object"),
-               AKG_RPC_INVALID_PARAMS;
-    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(params, "processId");
-    const cJSON *caps = cJSON_GetObjectItemCaseSensitive(params, "capabilities");
-    const cJSON *folders = cJSON_GetObjectItemCaseSensitive(params, "workspaceFolders");
-    const cJSON *root_uri = cJSON_GetObjectItemCaseSensitive(params, "rootUri");
-    if ((pid && !cJSON_IsNumber(pid) && !cJSON_IsNull(pid)) || (caps && !cJSON_IsObject(caps)) ||
-        (folders && !cJSON_IsArray(folders) && !cJSON_IsNull(folders)) ||
-        (root_uri && !cJSON_IsString(root_uri) && !cJSON_IsNull(root_uri)))
-        return akg_fail(err, errlen, AKG_EINVAL,
-                        "initialize: processId, capabilities, rootUri or workspaceFolders has the wrong type"),
-               AKG_RPC_INVALID_PARAMS;
-
-    s->caps.work_done_progress = cap_flag(caps, "window.workDoneProgress");
-    s->caps.show_document = cap_flag(caps, "window.showDocument.support");
-    s->caps.configuration = cap_flag(caps, "workspace.configuration");
-    s->caps.code_lens_refresh = cap_flag(caps, "workspace.codeLens.refreshSupport");
-    s->caps.inlay_hint_refresh = cap_flag(caps, "workspace.inlayHint.refreshSupport");
-    s->caps.watched_files_dynamic = cap_flag(caps, "workspace.didChangeWatchedFiles.dynamicRegistration");
-    s->caps.diagnostic_versions = cap_flag(caps, "textDocument.publishDiagnostics.versionSupport");
-
-    /* Position encoding: UTF-8 is our native form; UTF-16 is the default. */
-    s->encoding = AKG_LSP_UTF16;
-    const cJSON *encs = akg_lsp_param(caps, "general.positionEncodings");
-    int offered[3] = {0, 0, 0};
-    const cJSON *e;
-    if (cJSON_IsArray(encs))
-        cJSON_ArrayForEach(e, encs) {
-            int k = cJSON_IsString(e) ? akg_lsp_encoding_parse(e->valuestring) : -1;
-            if (k >= 0) offered[k] = 1;
-        }
-    if (offered[AKG_LSP_UTF8]) s->encoding = AKG_LSP_UTF8;
-    else if (offered[AKG_LSP_UTF32]) s->encoding = AKG_LSP_UTF32;
-
-    if (cJSON_IsArray(folders)) {
-        const cJSON *f;
-        cJSON_ArrayForEach(f, folders) {
-            const char *u = akg_lsp_param_string(f, "uri");
-            if (u) add_folder(s, u, 1);
-        }
-    } else if (cJSON_IsString(root_uri)) {
-        add_folder(s, root_uri->valuestring, 1);
-    } else {
-        const char *root_path = akg_lsp_param_string(params, "rootPath");
-        if (root_path) add_folder(s, root_path, 0);
-    }
-
-    const cJSON *opts = cJSON_GetObjectItemCaseSensitive(params, "initializationOptions");
-    if (opts) akg_lsp_settings_apply(&s->settings, opts);
-    const char *trace = akg_lsp_param_string(params, "trace");
-    if (trace) {
-        free(s->settings.trace);
-        s->settings.trace = akg_strdup(trace);
-    }
-    apply_trace(s->settings.trace);
-
-    cJSON *r = cJSON_CreateObject();
-    cJSON *c = cJSON_AddObjectToObject(r, "capabilities");
-    cJSON_AddStringToObject(c, "positionEncoding", akg_lsp_encoding_name(s->encoding));
-    cJSON *sync = cJSON_AddObjectToObject(c, "textDocumentSync");
-    cJSON_AddBoolToObject(sync, "openClose", 1);
-    cJSON_AddNumberToObject(sync, "change", 2);
-    cJSON_AddObjectToObject(sync, "save");
-    cJSON_AddBoolToObject(c, "hoverProvider", 1);
-    cJSON *ca = cJSON_AddObjectToObject(c, "codeActionProvider");
-    cJSON *kinds = cJSON_AddArrayToObject(ca, "codeActionKinds");
-    cJSON_AddItemToArray(kinds, cJSON_CreateString("source.akg"));
-    cJSON_AddItemToArray(kinds, cJSON_CreateString("quickfix"));
-    cJSON_AddObjectToObject(c, "codeLensProvider");
-    cJSON_AddBoolToObject(c, "inlayHintProvider", 1);
-    cJSON_AddBoolToObject(c, "documentFormattingProvider", 1);
-    cJSON *ex = cJSON_AddObjectToObject(c, "executeCommandProvider");
-    cJSON_AddItemToObject(ex, "commands", akg_lsp_command_names());
-    cJSON *ws = cJSON_AddObjectToObject(c, "workspace");
-    cJSON *wf = cJSON_AddObjectToObject(ws, "workspaceFolders");
-    cJSON_AddBoolToObject(wf, "supported", 1);
-    cJSON_AddBoolToObject(wf, "changeNotifications", 1);
-    cJSON *info = cJSON_AddObjectToObject(r, "serverInfo");
-    cJSON_AddStringToObject(info, "name", "akg-lsp");
-    cJSON_AddStringToObject(info, "version", AKG_VERSION);
-    *result = r;
-    s->state = AKG_LSP_RUNNING;
-    akg_lsp_log_info("initialized: %zu workspace folder(s), %s positions", s->n_folders,
-                     akg_lsp_encoding_name(s->encoding));
-    return 0;
-}
-
-static void configuration_answer(akg_lsp_server *s, const cJSON *result, const cJSON *error,
-                                 long long user_id) {
-    (void)user_id;
-    if (error || !cJSON_IsArray(result)) return;
-    const cJSON *first = cJSON_GetArrayItem(result, 0);
-    if (cJSON_IsObject(first)) settings_changed(s, akg_lsp_settings_apply(&s->settings, first));
-}
-
-static void pull_configuration(akg_lsp_server *s) {
-    if (!s->caps.configuration) return;
-    cJSON *p = cJSON_CreateObject();
-    cJSON *items = cJSON_AddArrayToObject(p, "items");
-    cJSON *item = cJSON_CreateObject();
-    cJSON_AddStringToObject(item, "section", "akg");
-    cJSON_AddItemToArray(items, item);
-    akg_lsp_request(s, "workspace/configuration", p, configuration_answer, 0);
-}
-
-static int handle_initialized(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
-                              size_t errlen) {
-    (void)params, (void)result, (void)err, (void)errlen;
-    pull_configuration(s);
-    if (s->caps.watched_files_dynamic) {
-        cJSON *p = cJSON_CreateObject();
-        cJSON *regs = cJSON_AddArrayToObject(p, "registrations");
-        cJSON *reg = cJSON_CreateObject();
-        cJSON_AddStringToObject(reg, "id", "akg-watch-references");
-        cJSON_AddStringToObject(reg, "method", "workspace/didChangeWatchedFiles");
-        cJSON *opts = cJSON_AddObjectToObject(reg, "registerOptions");
-        cJSON *watchers = cJSON_AddArrayToObject(opts, "watchers");
-        cJSON *w = cJSON_CreateObject();
-        cJSON_AddStringToObject(w, "globPattern", "**/*.py");
-        cJSON_AddItemToArray(watchers, w);
-        cJSON_AddItemToArray(regs, reg);
-        akg_lsp_request(s, "client/registerCapability", p, NULL, 0);
-    }
-    return 0;
-}
-
-static int handle_shutdown(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
-                           size_t errlen) {
-    (void)params, (void)result, (void)err, (void)errlen;
-    s->state = AKG_LSP_SHUTDOWN;
-    s->shutdown_received = 1;
-    akg_lsp_jobs_cancel_all(s);
-    return 0;
-}
-
-static int handle_exit(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
-                       size_t errlen) {
-    (void)params, (void)result, (void)err, (void)errlen;
-    s->exit_code = s->shutdown_received ? 0 : 1;
-    server_stop(s);
-    return 0;
-}
-
-static int handle_set_trace(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
-                            size_t errlen) {
-    (void)result;
-    const char *v = akg_lsp_param_string(params, "value");
-    if (!v || (strcmp(v, "off") && strcmp(v, "messages") && strcmp(v, "verbose")))
-        return akg_fail(err, errlen, AKG_EINVAL, "$/setTrace: value must be off, messages or verbose"),
-               AKG_RPC_INVALID_PARAMS;
-    free(s->settings.trace);
-    s->settings.trace = akg_strdup(v);
-    apply_trace(v);
-    return 0;
-}
-
-static int handle_did_change_configuration(akg_lsp_server *s, const cJSON *params, cJSON **result,
-                                           char *err, size_t errlen) {
-    (void)result, (void)err, (void)errlen;
-    const cJSON *settings = akg_lsp_param(params, "settings");
-    if (cJSON_IsObject(settings) && cJSON_GetObjectItemCaseSensitive(settings, "akg"))
-        settings_changed(s, akg_lsp_settings_apply(&s->settings, settings));
-    else
-        pull_configuration(s); /* the pull model: the notification only says "changed" */
-    return 0;
-}
-
-static int handle_did_change_folders(akg_lsp_server *s, const cJSON *params, cJSON **result,
-                                     char *err, size_t errlen) {
-    (void)result;
-    const cJSON *added = akg_lsp_param(params, "event.added");
-    const cJSON *removed = akg_lsp_param(params, "event.removed");
-    if (!cJSON_IsArray(added) || !cJSON_IsArray(removed))
-        return akg_fail(err, errlen, AKG_EINVAL, "event.added and event.removed must be arrays"),
-               AKG_RPC_INVALID_PARAMS;
-    const cJSON *f;
-    cJSON_ArrayForEach(f, removed) {
-        const char *u = akg_lsp_param_string(f, "uri");
-        if (u) remove_folder(s, u);
-    }
-    cJSON_ArrayForEach(f, added) {
-        const char *u = akg_lsp_param_string(f, "uri");
-        if (u) add_folder(s, u, 1);
-    }
-    return 0;
-}
-
-static const akg_lsp_method lifecycle_methods[] = {
-    {"initialize", handle_initialize, 1},
-    {"initialized", handle_initialized, 0},
-    {"shutdown", handle_shutdown, 1},
-    {"exit", handle_exit, 0},
-    {"$/setTrace", handle_set_trace, 0},
-    {"workspace/didChangeConfiguration", handle_did_change_configuration, 0},
-    {"workspace/didChangeWorkspaceFolders", handle_did_change_folders, 0},
-    {NULL, NULL, 0},
-};
 
 /* ---- dispatch ------------------------------------------------------------ */
 
-static const akg_lsp_method *find_method(const char *name) {
-    const akg_lsp_method *tables[] = {lifecycle_methods, akg_lsp_feature_methods()};
+static const akg_lsp_method *find_method(const char *name)
+{
+    const akg_lsp_method *tables[] = {akg_lsp_lifecycle_methods(), akg_lsp_feature_methods()};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (const akg_lsp_method *m = tables[t]; m->name; m++)
-            if (strcmp(m->name, name) == 0) return m;
+            if (strcmp(m->name, name) == 0)
+                return m;
     return NULL;
 }
 
-static void handle_request(akg_lsp_server *s, akg_lsp_message *m) {
+static void handle_request(akg_lsp_server *s, akg_lsp_message *m)
+{
     if (m->cancelled) {
         send_error(s, m->id, AKG_RPC_REQUEST_CANCELLED, "request cancelled");
         return;
@@ -585,10 +389,13 @@ static void handle_request(akg_lsp_server *s, akg_lsp_message *m) {
     }
 }
 
-static void handle_notification(akg_lsp_server *s, akg_lsp_message *m) {
+static void handle_notification(akg_lsp_server *s, akg_lsp_message *m)
+{
     int is_exit = strcmp(m->method, "exit") == 0;
-    if (s->state == AKG_LSP_STARTING && !is_exit) return; /* dropped, as the spec says */
-    if (s->state == AKG_LSP_SHUTDOWN && !is_exit) return;
+    if (s->state == AKG_LSP_STARTING && !is_exit)
+        return; /* dropped, as the spec says */
+    if (s->state == AKG_LSP_SHUTDOWN && !is_exit)
+        return;
     const akg_lsp_method *method = find_method(m->method);
     if (!method || method->is_request) {
         if (strncmp(m->method, "$/", 2) != 0)
@@ -602,20 +409,25 @@ static void handle_notification(akg_lsp_server *s, akg_lsp_message *m) {
     cJSON_Delete(result);
 }
 
-static void message_free(akg_lsp_message *m) {
+static void message_free(akg_lsp_message *m)
+{
     cJSON_Delete(m->json);
     free(m);
 }
 
-static void on_pump(uv_idle_t *h) {
+static void on_pump(uv_idle_t *h)
+{
     akg_lsp_server *s = h->data;
     for (int i = 0; i < SERVER_PUMP_BATCH && s->queue_head && s->state != AKG_LSP_EXITING; i++) {
         akg_lsp_message *m = s->queue_head;
         s->queue_head = m->next;
-        if (!s->queue_head) s->queue_tail = NULL;
+        if (!s->queue_head)
+            s->queue_tail = NULL;
         s->queue_len--;
-        if (m->kind == MSG_REQUEST) handle_request(s, m);
-        else handle_notification(s, m);
+        if (m->kind == MSG_REQUEST)
+            handle_request(s, m);
+        else
+            handle_notification(s, m);
         message_free(m);
     }
     if ((!s->queue_head || s->state == AKG_LSP_EXITING) && s->pump_active) {
@@ -624,7 +436,8 @@ static void on_pump(uv_idle_t *h) {
     }
 }
 
-static void handle_response(akg_lsp_server *s, const cJSON *msg) {
+static void handle_response(akg_lsp_server *s, const cJSON *msg)
+{
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
     long long n = -1;
     if (cJSON_IsString(id) && strncmp(id->valuestring, "akg-", 4) == 0)
@@ -635,7 +448,8 @@ static void handle_response(akg_lsp_server *s, const cJSON *msg) {
             *pp = o->next;
             const cJSON *error = cJSON_GetObjectItemCaseSensitive(msg, "error");
             const cJSON *result = cJSON_GetObjectItemCaseSensitive(msg, "result");
-            if (o->cb) o->cb(s, error ? NULL : result, error, o->user_id);
+            if (o->cb)
+                o->cb(s, error ? NULL : result, error, o->user_id);
             free(o);
             return;
         }
@@ -643,17 +457,22 @@ static void handle_response(akg_lsp_server *s, const cJSON *msg) {
     akg_lsp_log_debug("a response to no request of ours; ignored");
 }
 
-static void handle_cancel_request(akg_lsp_server *s, const cJSON *params) {
+static void handle_cancel_request(akg_lsp_server *s, const cJSON *params)
+{
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(params, "id");
-    if (!id) return;
+    if (!id)
+        return;
     for (akg_lsp_message *m = s->queue_head; m; m = m->next)
-        if (m->kind == MSG_REQUEST && cJSON_Compare(m->id, id, 1)) m->cancelled = 1;
+        if (m->kind == MSG_REQUEST && cJSON_Compare(m->id, id, 1))
+            m->cancelled = 1;
     /* Requests already answered: nothing to do (every answer went out once). */
 }
 
-static size_t on_message(void *user, const char *body, size_t len) {
+static size_t on_message(void *user, const char *body, size_t len)
+{
     akg_lsp_server *s = user;
-    if (s->state == AKG_LSP_EXITING) return len;
+    if (s->state == AKG_LSP_EXITING)
+        return len;
     if (!akg_rpc_utf8_valid(body, len)) {
         send_error(s, NULL, AKG_RPC_PARSE_ERROR, "message is not valid UTF-8");
         return len;
@@ -666,7 +485,9 @@ static size_t on_message(void *user, const char *body, size_t len) {
     const cJSON *method = cJSON_GetObjectItemCaseSensitive(json, "method");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(json, "id");
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(json, "params");
-    int id_ok = id && (cJSON_IsString(id) || (cJSON_IsNumber(id) && id->valuedouble == (double)(long long)id->valuedouble));
+    int id_ok =
+        id && (cJSON_IsString(id) ||
+               (cJSON_IsNumber(id) && id->valuedouble == (double)(long long)id->valuedouble));
     if (!cJSON_IsObject(json)) {
         send_error(s, NULL, AKG_RPC_INVALID_REQUEST, "a message must be a JSON object");
         cJSON_Delete(json);
@@ -695,13 +516,15 @@ static size_t on_message(void *user, const char *body, size_t len) {
         return len;
     }
     if (s->queue_len >= SERVER_QUEUE_CAP) {
-        if (id) send_error(s, id, AKG_RPC_REQUEST_FAILED, "the server is overloaded; try again");
+        if (id)
+            send_error(s, id, AKG_RPC_REQUEST_FAILED, "the server is overloaded; try again");
         cJSON_Delete(json);
         return len;
     }
     akg_lsp_message *m = calloc(1, sizeof *m);
     if (!m) {
-        if (id) send_error(s, id, AKG_RPC_INTERNAL_ERROR, "out of memory");
+        if (id)
+            send_error(s, id, AKG_RPC_INTERNAL_ERROR, "out of memory");
         cJSON_Delete(json);
         return len;
     }
@@ -710,8 +533,10 @@ static size_t on_message(void *user, const char *body, size_t len) {
     m->id = id;
     m->method = method->valuestring;
     m->params = params;
-    if (s->queue_tail) s->queue_tail->next = m;
-    else s->queue_head = m;
+    if (s->queue_tail)
+        s->queue_tail->next = m;
+    else
+        s->queue_head = m;
     s->queue_tail = m;
     s->queue_len++;
     if (!s->pump_active) {
@@ -721,38 +546,46 @@ static size_t on_message(void *user, const char *body, size_t len) {
     return len;
 }
 
-static void on_framing_error(void *user, int code, const char *message) {
+static void on_framing_error(void *user, int code, const char *message)
+{
     akg_lsp_server *s = user;
     send_error(s, NULL, code, message);
 }
 
-static void on_eof(void *user) {
+static void on_eof(void *user)
+{
     akg_lsp_server *s = user;
     akg_lsp_log_info("input ended");
-    if (s->state == AKG_LSP_EXITING) return;
+    if (s->state == AKG_LSP_EXITING)
+        return;
     /* The client went away without `exit`: leave as the spec's exit would. */
     s->exit_code = s->shutdown_received ? 0 : 1;
-    server_stop(s);
+    akg_lsp_server_stop(s);
 }
 
 /* ---- start and stop ------------------------------------------------------ */
 
-static void on_handle_closed(uv_handle_t *h) {
+static void on_handle_closed(uv_handle_t *h)
+{
     akg_lsp_server *s = h->data;
     s->handles_open--;
 }
 
-static void on_transport_closed(void *user) {
+static void on_transport_closed(void *user)
+{
     akg_lsp_server *s = user;
     s->handles_open--;
 }
 
-static void server_stop(akg_lsp_server *s) {
-    if (s->state == AKG_LSP_EXITING) return;
+void akg_lsp_server_stop(akg_lsp_server *s)
+{
+    if (s->state == AKG_LSP_EXITING)
+        return;
     s->state = AKG_LSP_EXITING;
     akg_lsp_log_set_sink(NULL, NULL, 0);
     akg_lsp_jobs_cancel_all(s);
-    if (s->pump_active) uv_idle_stop(&s->pump);
+    if (s->pump_active)
+        uv_idle_stop(&s->pump);
     s->pump_active = 0;
     uv_close((uv_handle_t *)&s->pump, on_handle_closed);
     uv_close((uv_handle_t *)&s->debounce, on_handle_closed);
@@ -771,9 +604,11 @@ static void server_stop(akg_lsp_server *s) {
 }
 
 int akg_lsp_server_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_message,
-                       akg_lsp_server **out, char *err, size_t errlen) {
+                       akg_lsp_server **out, char *err, size_t errlen)
+{
     akg_lsp_server *s = calloc(1, sizeof *s);
-    if (!s) return akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
+    if (!s)
+        return akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
     s->loop = loop;
     s->exit_code = 1;
     s->max_message = max_message;
@@ -799,8 +634,10 @@ int akg_lsp_server_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_messag
     return AKG_OK;
 }
 
-void akg_lsp_server_free(akg_lsp_server *s) {
-    if (!s) return;
+void akg_lsp_server_free(akg_lsp_server *s)
+{
+    if (!s)
+        return;
     while (s->queue_head) {
         akg_lsp_message *m = s->queue_head;
         s->queue_head = m->next;
@@ -814,12 +651,17 @@ void akg_lsp_server_free(akg_lsp_server *s) {
     akg_lsp_jobs_free(s);
     akg_lsp_results_free(s);
     akg_lsp_docs_free(&s->docs);
-    for (size_t i = 0; i < s->n_folders; i++) free(s->folders[i]);
+    for (size_t i = 0; i < s->n_folders; i++)
+        free(s->folders[i]);
     free(s->folders);
-    if (s->store) akg_store_close(s->store);
+    if (s->store)
+        akg_store_close(s->store);
     free(s->store_path_open);
     akg_lsp_settings_free(&s->settings);
     free(s);
 }
 
-int akg_lsp_server_exit_code(const akg_lsp_server *s) { return s->exit_code; }
+int akg_lsp_server_exit_code(const akg_lsp_server *s)
+{
+    return s->exit_code;
+}

@@ -32,8 +32,8 @@ typedef struct akg_lsp_result_cache akg_lsp_result_cache;
 
 /* A handler fills *result (a request's answer; NULL means JSON null) and
  * returns 0, or returns a JSON-RPC error code with a message in err. */
-typedef int (*akg_lsp_handler)(akg_lsp_server *s, const cJSON *params, cJSON **result,
-                               char *err, size_t errlen);
+typedef int (*akg_lsp_handler)(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
+                               size_t errlen);
 
 /* The answer to a request the server sent; exactly one of result/error is
  * non-NULL (error is also set, code -32097, when the server stops first). */
@@ -46,13 +46,13 @@ typedef struct akg_lsp_outgoing akg_lsp_outgoing;
 typedef enum { AKG_LSP_STARTING, AKG_LSP_RUNNING, AKG_LSP_SHUTDOWN, AKG_LSP_EXITING } akg_lsp_state;
 
 typedef struct {
-    int work_done_progress;   /* window.workDoneProgress */
-    int show_document;        /* window.showDocument.support */
-    int configuration;        /* workspace.configuration */
-    int code_lens_refresh;    /* workspace.codeLens.refreshSupport */
-    int inlay_hint_refresh;   /* workspace.inlayHint.refreshSupport */
-    int watched_files_dynamic;/* workspace.didChangeWatchedFiles.dynamicRegistration */
-    int diagnostic_versions;  /* textDocument.publishDiagnostics.versionSupport */
+    int work_done_progress;    /* window.workDoneProgress */
+    int show_document;         /* window.showDocument.support */
+    int configuration;         /* workspace.configuration */
+    int code_lens_refresh;     /* workspace.codeLens.refreshSupport */
+    int inlay_hint_refresh;    /* workspace.inlayHint.refreshSupport */
+    int watched_files_dynamic; /* workspace.didChangeWatchedFiles.dynamicRegistration */
+    int diagnostic_versions;   /* textDocument.publishDiagnostics.versionSupport */
 } akg_lsp_client_caps;
 
 struct akg_lsp_server {
@@ -65,7 +65,7 @@ struct akg_lsp_server {
 
     akg_lsp_client_caps caps;
     akg_lsp_encoding encoding;
-    char **folders;           /* absolute workspace folder paths */
+    char **folders; /* absolute workspace folder paths */
     size_t n_folders;
     akg_lsp_settings settings;
     akg_lsp_documents docs;
@@ -80,18 +80,18 @@ struct akg_lsp_server {
     akg_lsp_outgoing *outgoing;
     long long next_request_id;
 
-    akg_engine *engine;       /* created on the first job: opening files runs nothing */
+    akg_engine *engine; /* created on the first job: opening files runs nothing */
     int engine_closing;
-    akg_store *store;         /* read side for hovers and lenses; opened at initialize */
-    char *store_path_open;    /* the path store was opened from */
+    akg_store *store;      /* read side for hovers and lenses; opened at initialize */
+    char *store_path_open; /* the path store was opened from */
     akg_lsp_job *jobs;
     long long jobs_started;
     akg_lsp_result_cache *results;
 
-    uv_timer_t debounce;      /* re-parses dirty documents after typing pauses */
+    uv_timer_t debounce; /* re-parses dirty documents after typing pauses */
     akg_lsp_watch *watch;
 
-    int handles_open;         /* pump + debounce + transport + watch */
+    int handles_open; /* pump + debounce + transport + watch */
 };
 
 /* Creates a server reading in_fd and writing out_fd. The caller owns it. */
@@ -118,8 +118,15 @@ const char *akg_lsp_folder_of(akg_lsp_server *s, const char *path);
  * message when it cannot start. */
 akg_engine *akg_lsp_engine(akg_lsp_server *s, char *err, size_t errlen);
 /* The store for reads; NULL when it cannot be opened (results then come only
- * from this session's jobs). */
+ * from jobs since the server started). */
 akg_store *akg_lsp_store(akg_lsp_server *s);
+
+/* Stops the server: cancels jobs, closes the engine, watches and transport. */
+void akg_lsp_server_stop(akg_lsp_server *s);
+/* Applies a $/setTrace value ("off", "messages", "verbose") to the logs. */
+void akg_lsp_apply_trace(const char *value);
+/* Reacts to changed settings (a bitmask of AKG_LSP_SETTINGS_*). */
+void akg_lsp_settings_changed(akg_lsp_server *s, int changed);
 
 /* Asks the client to refresh code lenses and inlay hints where it can. */
 void akg_lsp_refresh_views(akg_lsp_server *s);

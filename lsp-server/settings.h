@@ -12,15 +12,15 @@
 #include <cjson/cJSON.h>
 
 typedef struct {
-    cJSON *targets;    /* array of {"backend","dsl","arch"?}; never NULL after init */
-    char *provider;    /* "builtin" */
-    int devices;       /* harness workers; 0: the engine's default */
-    char *python;      /* harness interpreter; NULL: the engine's default */
-    char *store_path;  /* NULL: the engine's default */
-    int max_jobs;      /* 0: the engine's default */
-    int auto_probe;    /* run a design-only job when a reference without results opens */
+    cJSON *targets;          /* array of {"backend","dsl","arch"?}; never NULL after init */
+    char *provider;          /* "builtin" */
+    int devices;             /* harness workers; 0: the engine's default */
+    char *python;            /* harness interpreter; NULL: the engine's default */
+    char *store_path;        /* NULL: the engine's default */
+    int max_jobs;            /* 0: the engine's default */
+    int auto_probe;          /* run a design-only job when a reference without results opens */
     double verify_timeout_s; /* per-verification limit; 0: the backend's verify_timeout */
-    char *trace;       /* "off", "messages", "verbose" */
+    char *trace;             /* "off", "messages", "verbose" */
 } akg_lsp_settings;
 
 /* Fills defaults (one target: cpu/cpp). The settings own their strings;
@@ -31,7 +31,7 @@ void akg_lsp_settings_free(akg_lsp_settings *s);
  * it under "akg". Returns a bitmask of AKG_LSP_SETTINGS_* that changed. */
 int akg_lsp_settings_apply(akg_lsp_settings *s, const cJSON *obj);
 
-#define AKG_LSP_SETTINGS_ENGINE 1  /* python, storePath, devices, maxJobs */
+#define AKG_LSP_SETTINGS_ENGINE 1 /* python, storePath, devices, maxJobs */
 #define AKG_LSP_SETTINGS_TARGETS 2
 #define AKG_LSP_SETTINGS_TRACE 4
 

@@ -13,16 +13,21 @@
 
 /* autoProbe: a reference with no stored result gets a design-only job, the
  * cheapest run that probes it. Off unless the user turned it on. */
-static void maybe_auto_probe(akg_lsp_server *s, akg_lsp_document *doc) {
-    if (!s->settings.auto_probe || !akg_lsp_is_reference(s, doc) || !doc->path) return;
+static void maybe_auto_probe(akg_lsp_server *s, akg_lsp_document *doc)
+{
+    if (!s->settings.auto_probe || !akg_lsp_is_reference(s, doc) || !doc->path)
+        return;
     char err[512];
-    if (akg_lsp_check_trusted(s, doc->path, err, sizeof err) != AKG_OK) return;
+    if (akg_lsp_check_trusted(s, doc->path, err, sizeof err) != AKG_OK)
+        return;
     cJSON *results = akg_lsp_results_for(s, doc->path, doc->hash);
     int have = cJSON_GetArraySize(results) > 0;
     cJSON_Delete(results);
-    if (have || akg_lsp_jobs_running_for(s, doc->path)) return;
+    if (have || akg_lsp_jobs_running_for(s, doc->path))
+        return;
     const cJSON *target = cJSON_GetArrayItem(s->settings.targets, 0);
-    if (!target) return;
+    if (!target)
+        return;
     akg_lsp_job_request req;
     memset(&req, 0, sizeof req);
     req.uri = doc->uri;
@@ -37,7 +42,8 @@ static void maybe_auto_probe(akg_lsp_server *s, akg_lsp_document *doc) {
 }
 
 int akg_lsp_handle_did_open(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
-                            size_t errlen) {
+                            size_t errlen)
+{
     (void)result;
     const char *uri = akg_lsp_param_string(params, "textDocument.uri");
     const char *lang = akg_lsp_param_string(params, "textDocument.languageId");
@@ -45,7 +51,8 @@ int akg_lsp_handle_did_open(akg_lsp_server *s, const cJSON *params, cJSON **resu
     const cJSON *version = akg_lsp_param(params, "textDocument.version");
     if (!uri || !lang || !text || !cJSON_IsNumber(version))
         return akg_fail(err, errlen, AKG_EINVAL,
-                        "didOpen: textDocument needs uri, languageId, text (strings) and version (number)"),
+                        "didOpen: textDocument needs uri, languageId, text (strings) and version "
+                        "(number)"),
                AKG_RPC_INVALID_PARAMS;
     akg_lsp_document *doc;
     if (akg_lsp_doc_open(&s->docs, uri, lang, (int)version->valuedouble, text, strlen(text), &doc,
@@ -59,7 +66,8 @@ int akg_lsp_handle_did_open(akg_lsp_server *s, const cJSON *params, cJSON **resu
         char *slash = dir ? strrchr(dir, '/') : NULL;
         if (slash && slash != dir) {
             *slash = '\0';
-            if (akg_lsp_check_trusted(s, dir, err, errlen) == AKG_OK) akg_lsp_watch_folder(s, dir);
+            if (akg_lsp_check_trusted(s, dir, err, errlen) == AKG_OK)
+                akg_lsp_watch_folder(s, dir);
             err[0] = '\0';
         }
         free(dir);
@@ -69,7 +77,8 @@ int akg_lsp_handle_did_open(akg_lsp_server *s, const cJSON *params, cJSON **resu
 }
 
 int akg_lsp_handle_did_change(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
-                              size_t errlen) {
+                              size_t errlen)
+{
     (void)result;
     const char *uri = akg_lsp_param_string(params, "textDocument.uri");
     const cJSON *version = akg_lsp_param(params, "textDocument.version");
@@ -84,24 +93,28 @@ int akg_lsp_handle_did_change(akg_lsp_server *s, const cJSON *params, cJSON **re
                         uri),
                AKG_RPC_INVALID_PARAMS;
     const cJSON *change;
-    cJSON_ArrayForEach(change, changes) {
+    cJSON_ArrayForEach(change, changes)
+    {
         if (akg_lsp_doc_apply_change(doc, s->encoding, change, err, errlen) != AKG_OK) {
             /* The client and we now disagree about the text: say so loudly. */
             akg_lsp_show_message(s, 1, "akg: %s; reopen the document", err);
             return AKG_RPC_INVALID_PARAMS;
         }
     }
-    if (cJSON_IsNumber(version)) doc->version = (int)version->valuedouble;
+    if (cJSON_IsNumber(version))
+        doc->version = (int)version->valuedouble;
     akg_lsp_refindex_changed(s, doc);
     return 0;
 }
 
 int akg_lsp_handle_did_save(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
-                            size_t errlen) {
+                            size_t errlen)
+{
     (void)result;
     int code;
     akg_lsp_document *doc = akg_lsp_param_document(s, params, &code, err, errlen);
-    if (!doc) return code;
+    if (!doc)
+        return code;
     akg_lsp_refindex_ensure(s, doc);
     akg_lsp_diagnostics_publish(s, doc);
     akg_lsp_refresh_views(s);
@@ -110,7 +123,8 @@ int akg_lsp_handle_did_save(akg_lsp_server *s, const cJSON *params, cJSON **resu
 }
 
 int akg_lsp_handle_did_close(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
-                             size_t errlen) {
+                             size_t errlen)
+{
     (void)result;
     const char *uri = akg_lsp_param_string(params, "textDocument.uri");
     if (!uri)

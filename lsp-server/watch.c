@@ -19,13 +19,17 @@ struct akg_lsp_watch {
     akg_lsp_watch *next;
 };
 
-void akg_lsp_watch_file_changed(akg_lsp_server *s, const char *path) {
-    if (!akg_lsp_ends_with(path, ".py")) return;
-    if (akg_lsp_doc_find_path(&s->docs, path)) return; /* open: the editor's text wins */
+void akg_lsp_watch_file_changed(akg_lsp_server *s, const char *path)
+{
+    if (!akg_lsp_ends_with(path, ".py"))
+        return;
+    if (akg_lsp_doc_find_path(&s->docs, path))
+        return; /* open: the editor's text wins */
     cJSON *results = akg_lsp_results_for(s, path, NULL);
     int known = cJSON_GetArraySize(results) > 0;
     cJSON_Delete(results);
-    if (!known) return;
+    if (!known)
+        return;
     char hash[65] = "";
     char *text = NULL;
     size_t len = 0;
@@ -42,30 +46,38 @@ void akg_lsp_watch_file_changed(akg_lsp_server *s, const char *path) {
     akg_lsp_refresh_views(s);
 }
 
-static void on_fs_event(uv_fs_event_t *h, const char *filename, int events, int status) {
+static void on_fs_event(uv_fs_event_t *h, const char *filename, int events, int status)
+{
     (void)events;
     akg_lsp_watch *w = h->data;
-    if (status < 0 || !filename || w->server->state != AKG_LSP_RUNNING) return;
+    if (status < 0 || !filename || w->server->state != AKG_LSP_RUNNING)
+        return;
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", w->dir, filename);
     akg_lsp_watch_file_changed(w->server, path);
 }
 
-static void on_watch_closed(uv_handle_t *h) {
+static void on_watch_closed(uv_handle_t *h)
+{
     akg_lsp_watch *w = h->data;
     w->server->handles_open--;
     free(w->dir);
     free(w);
 }
 
-void akg_lsp_watch_folder(akg_lsp_server *s, const char *dir) {
-    if (s->state == AKG_LSP_EXITING) return;
+void akg_lsp_watch_folder(akg_lsp_server *s, const char *dir)
+{
+    if (s->state == AKG_LSP_EXITING)
+        return;
     int n = 0;
     for (akg_lsp_watch *w = s->watch; w; w = w->next, n++)
-        if (strcmp(w->dir, dir) == 0) return;
-    if (n >= AKG_LSP_MAX_WATCHES) return;
+        if (strcmp(w->dir, dir) == 0)
+            return;
+    if (n >= AKG_LSP_MAX_WATCHES)
+        return;
     akg_lsp_watch *w = calloc(1, sizeof *w);
-    if (!w) return;
+    if (!w)
+        return;
     w->dir = akg_strdup(dir);
     w->server = s;
     w->handle.data = w;
@@ -81,7 +93,8 @@ void akg_lsp_watch_folder(akg_lsp_server *s, const char *dir) {
     s->watch = w;
 }
 
-void akg_lsp_unwatch_folder(akg_lsp_server *s, const char *dir) {
+void akg_lsp_unwatch_folder(akg_lsp_server *s, const char *dir)
+{
     for (akg_lsp_watch **pp = &s->watch; *pp; pp = &(*pp)->next) {
         if (strcmp((*pp)->dir, dir) == 0) {
             akg_lsp_watch *w = *pp;
@@ -92,7 +105,8 @@ void akg_lsp_unwatch_folder(akg_lsp_server *s, const char *dir) {
     }
 }
 
-void akg_lsp_watch_close(akg_lsp_server *s) {
+void akg_lsp_watch_close(akg_lsp_server *s)
+{
     while (s->watch) {
         akg_lsp_watch *w = s->watch;
         s->watch = w->next;
@@ -100,17 +114,20 @@ void akg_lsp_watch_close(akg_lsp_server *s) {
     }
 }
 
-int akg_lsp_handle_watched_files(akg_lsp_server *s, const cJSON *params, cJSON **result,
-                                 char *err, size_t errlen) {
+int akg_lsp_handle_watched_files(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
+                                 size_t errlen)
+{
     (void)result;
     const cJSON *changes = akg_lsp_param(params, "changes");
     if (!cJSON_IsArray(changes))
         return akg_fail(err, errlen, AKG_EINVAL, "didChangeWatchedFiles: changes must be an array"),
                AKG_RPC_INVALID_PARAMS;
     const cJSON *c;
-    cJSON_ArrayForEach(c, changes) {
+    cJSON_ArrayForEach(c, changes)
+    {
         char *path = akg_lsp_uri_to_path(akg_lsp_param_string(c, "uri"));
-        if (path) akg_lsp_watch_file_changed(s, path);
+        if (path)
+            akg_lsp_watch_file_changed(s, path);
         free(path);
     }
     return 0;

@@ -2,7 +2,7 @@
  * watch.h: references that change on disk while they are closed.
  *
  * The server watches its workspace folders and the folders of references
- * opened in this session (uv_fs_event; on Linux each watch covers one folder)
+ * opened since the server started (uv_fs_event; on Linux each watch covers one folder)
  * and also takes workspace/didChangeWatchedFiles from clients that watch for
  * it. A changed reference with stored results gets its runs marked stale in
  * the store, and lenses and hovers are refreshed.
@@ -21,7 +21,7 @@ void akg_lsp_watch_close(akg_lsp_server *s);
 /* A file on disk changed (or was created/deleted). */
 void akg_lsp_watch_file_changed(akg_lsp_server *s, const char *path);
 
-int akg_lsp_handle_watched_files(akg_lsp_server *s, const cJSON *params, cJSON **result,
-                                 char *err, size_t errlen);
+int akg_lsp_handle_watched_files(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
+                                 size_t errlen);
 
 #endif

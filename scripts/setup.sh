@@ -40,11 +40,20 @@ install_debian_packages() {
   fi
 }
 
-install_pinned_grammars() {
-  if [ ! -f deps/node_modules/tree-sitter-python/src/parser.c ]; then
-    say "installing pinned npm packages (deps/package-lock.json)"
-    (cd deps && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+npm_ci() { # DIR MARKER: `npm ci` from DIR's lock file unless MARKER exists there
+  local dir=$1 marker=$2
+  if [ -f "$dir/package-lock.json" ] && [ ! -e "$dir/$marker" ]; then
+    say "installing pinned npm packages ($dir/package-lock.json)"
+    (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
   fi
+}
+
+install_pinned_grammars() {
+  npm_ci deps node_modules/tree-sitter-python/src/parser.c
+}
+
+install_test_packages() {
+  npm_ci tests/lsp/node node_modules/vscode-jsonrpc
 }
 
 build() { # build DIR [extra cmake args]
@@ -67,6 +76,7 @@ case "$MODE" in
       examples/softmax.py
     ;;
   test)
+    install_test_packages
     build build-test -DAKG_SANITIZE=ON
     say "running every test"
     cd build-test

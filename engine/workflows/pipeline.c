@@ -468,6 +468,25 @@ static void stage_build(akg_job *j)
     }
 }
 
+/* Emits a VERIFY or PROFILE event for a harness answer; on failure hands the
+ * candidate to the Conductor and returns 0, else returns 1. */
+static int report_answer(akg_job *j, akg_event_kind kind, const char *stage, const cJSON *ans,
+                         const char *msg)
+{
+    int ok = cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok"));
+    akg_event ev = {0};
+    ev.kind = kind;
+    ev.stage = stage;
+    ev.attempt = j->attempt;
+    ev.ok = ok;
+    ev.message = msg;
+    ev.data = ans;
+    akg__job_emit(j, &ev);
+    if (!ok)
+        conductor_route(j, ans_str(ans, "class", "runtime_error"), ans_str(ans, "detail", ""), ans);
+    return ok;
+}
+
 static void on_verified(akg_job *j, const cJSON *ans)
 {
     cJSON_Delete(j->verify);
@@ -481,19 +500,8 @@ static void on_verified(akg_job *j, const cJSON *ans)
     else
         snprintf(msg, sizeof msg, "verification failed (%s): %s", ans_str(ans, "class", "?"),
                  ans_str(ans, "detail", ""));
-    akg_event ev = {0};
-    ev.kind = AKG_EVENT_VERIFY;
-    ev.stage = "verify";
-    ev.attempt = j->attempt;
-    ev.ok = ok;
-    ev.message = msg;
-    ev.data = ans;
-    akg__job_emit(j, &ev);
-    if (!ok) {
-        conductor_route(j, ans_str(ans, "class", "runtime_error"), ans_str(ans, "detail", ""), ans);
-        return;
-    }
-    stage_profile(j);
+    if (report_answer(j, AKG_EVENT_VERIFY, "verify", ans, msg))
+        stage_profile(j);
 }
 
 static void stage_verify(akg_job *j)
@@ -524,18 +532,8 @@ static void on_profiled(akg_job *j, const cJSON *ans)
     else
         snprintf(msg, sizeof msg, "profiling failed (%s): %s", ans_str(ans, "class", "?"),
                  ans_str(ans, "detail", ""));
-    akg_event ev = {0};
-    ev.kind = AKG_EVENT_PROFILE;
-    ev.stage = "profile";
-    ev.attempt = j->attempt;
-    ev.ok = ok;
-    ev.message = msg;
-    ev.data = ans;
-    akg__job_emit(j, &ev);
-    if (!ok) {
-        conductor_route(j, ans_str(ans, "class", "runtime_error"), ans_str(ans, "detail", ""), ans);
+    if (!report_answer(j, AKG_EVENT_PROFILE, "profile", ans, msg))
         return;
-    }
     cJSON *cand = cJSON_CreateObject();
     cJSON_AddNumberToObject(cand, "step", j->attempt);
     cJSON_AddStringToObject(cand, "status", "pass");

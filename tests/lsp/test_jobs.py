@@ -190,6 +190,58 @@ class Generate(JobCase):
         self.assertTrue(os.path.isfile(done["paths"]["sketch"]))
 
 
+class Failures(JobCase):
+    def job_diagnostics(self, name):
+        path = self.copy_ref(name)
+        uri = self.c.open(path)
+        self.c.notification("textDocument/publishDiagnostics", lambda p: p["uri"] == uri)
+        result = self.run_command("akg.generate", {"uri": uri, "backend": "cpu", "dsl": "cpp"})
+        done = self.finished(result["jobId"])
+        diags = self.c.notification("textDocument/publishDiagnostics",
+                                    lambda p: p["uri"] == uri, 10)["params"]["diagnostics"]
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        return done, diags, lines
+
+    def test_unsupported_op_at_its_call(self):
+        done, diags, lines = self.job_diagnostics("unsupported_op.py")
+        self.assertEqual(done["status"], "error")
+        self.assertEqual(done["error"]["class"], "unsupported")
+        d = [x for x in diags if x["code"] == "unsupported-op"]
+        self.assertEqual(len(d), 1, diags)
+        row = [i for i, l in enumerate(lines) if "torch.fft.fft" in l][0]
+        self.assertEqual(d[0]["range"]["start"], {"line": row, "character": lines[row].index("torch.fft")})
+        self.assertIn("torch.fft.fft", d[0]["message"])
+
+    def test_probe_failure_in_get_inputs(self):
+        done, diags, lines = self.job_diagnostics("raises_in_get_inputs.py")
+        self.assertEqual(done["status"], "error")
+        d = [x for x in diags if x["code"] == "probe-failed"]
+        self.assertEqual(len(d), 1, diags)
+        self.assertIn("get_inputs", d[0]["message"])
+        start = [i for i, l in enumerate(lines) if l.startswith("def get_inputs")][0]
+        end = start + 1
+        while end < len(lines) and (lines[end].startswith(" ") or not lines[end]):
+            end += 1
+        self.assertTrue(start <= d[0]["range"]["start"]["line"] < end, d[0])
+
+
+class AutoProbe(JobCase):
+    def test_off_by_default_and_on_when_asked(self):
+        path = self.copy_ref("sigmoid.py")
+        uri = self.c.open(path)
+        self.c.notification("textDocument/publishDiagnostics", lambda p: p["uri"] == uri)
+        time.sleep(0.5)
+        self.assertFalse([m for m in self.c.server_requests
+                          if m["method"] == "window/workDoneProgress/create"])
+        self.c.notify("workspace/didChangeConfiguration", {"settings": {"akg": {"autoProbe": True}}})
+        path = self.copy_ref("tanh.py")
+        uri = self.c.open(path)
+        sketch = self.c.notification("akg/sketchReady", lambda p: p["uri"] == uri, JOB_TIMEOUT)["params"]
+        done = self.finished(sketch["id"])
+        self.assertEqual(done["status"], "unverified")
+
+
 class Cancel(JobCase):
     def test_cancel_stops_children_within_a_second(self):
         path = self.copy_ref("hangs_in_forward.py")

@@ -11,12 +11,12 @@
 #include "jsonrpc.h"
 
 static int failures;
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                              \
-        }                                                                            \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 typedef struct {
@@ -26,7 +26,8 @@ typedef struct {
     int last_error;
 } sink;
 
-static size_t on_message(void *user, const char *body, size_t len) {
+static size_t on_message(void *user, const char *body, size_t len)
+{
     sink *s = user;
     if (s->n_bodies < 16 && len < 256) {
         memcpy(s->bodies[s->n_bodies], body, len);
@@ -34,19 +35,23 @@ static size_t on_message(void *user, const char *body, size_t len) {
     }
     s->n_bodies++;
     /* Bodies that are not JSON objects hand the rest back, as the server does. */
-    if (len == 0 || body[0] != '{') return akg_rpc_find_resync(body, len);
+    if (len == 0 || body[0] != '{')
+        return akg_rpc_find_resync(body, len);
     return len;
 }
 
-static void on_error(void *user, int code, const char *message) {
+static void on_error(void *user, int code, const char *message)
+{
     (void)message;
     sink *s = user;
     s->n_errors++;
     s->last_error = code;
 }
 
-static void test_every_split(void) {
-    const char *stream = "Content-Length: 7\r\n\r\n{\"a\":1}content-length:   2\r\nContent-Type: x\r\n\r\n{}";
+static void test_every_split(void)
+{
+    const char *stream =
+        "Content-Length: 7\r\n\r\n{\"a\":1}content-length:   2\r\nContent-Type: x\r\n\r\n{}";
     size_t len = strlen(stream);
     for (size_t cut = 0; cut <= len; cut++) {
         for (size_t cut2 = cut; cut2 <= len; cut2 += 3) {
@@ -66,7 +71,8 @@ static void test_every_split(void) {
     }
 }
 
-static void test_cap_and_skip(void) {
+static void test_cap_and_skip(void)
+{
     sink s = {0};
     akg_rpc_reader r;
     akg_rpc_reader_init(&r, 16, on_message, on_error, &s);
@@ -80,7 +86,8 @@ static void test_cap_and_skip(void) {
     akg_rpc_reader_free(&r);
 }
 
-static void test_garbage_and_resync(void) {
+static void test_garbage_and_resync(void)
+{
     sink s = {0};
     akg_rpc_reader r;
     akg_rpc_reader_init(&r, 0, on_message, on_error, &s);
@@ -95,7 +102,8 @@ static void test_garbage_and_resync(void) {
     char lying[256];
     /* declares 5 bytes more than "[1," and the next message: the body
      * swallows the next message and the start of the one after. */
-    snprintf(lying, sizeof lying, "Content-Length: %zu\r\n\r\n[1,%s%s", 3 + strlen(next) + 5, next, next);
+    snprintf(lying, sizeof lying, "Content-Length: %zu\r\n\r\n[1,%s%s", 3 + strlen(next) + 5, next,
+             next);
     akg_rpc_reader_feed(&r, lying, strlen(lying));
     CHECK(s.n_bodies == 3);
     CHECK(strcmp(s.bodies[1], "{}") == 0 && strcmp(s.bodies[2], "{}") == 0);
@@ -112,23 +120,26 @@ static void test_garbage_and_resync(void) {
     akg_rpc_reader_free(&r);
 }
 
-static void test_utf8(void) {
+static void test_utf8(void)
+{
     CHECK(akg_rpc_utf8_valid("plain", 5));
     CHECK(akg_rpc_utf8_valid("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9));
-    CHECK(!akg_rpc_utf8_valid("\xc0\xaf", 2));          /* overlong */
-    CHECK(!akg_rpc_utf8_valid("\xed\xa0\x80", 3));      /* surrogate */
-    CHECK(!akg_rpc_utf8_valid("\xf4\x90\x80\x80", 4));  /* > U+10FFFF */
-    CHECK(!akg_rpc_utf8_valid("\xe2\x82", 2));          /* truncated */
+    CHECK(!akg_rpc_utf8_valid("\xc0\xaf", 2));         /* overlong */
+    CHECK(!akg_rpc_utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
+    CHECK(!akg_rpc_utf8_valid("\xf4\x90\x80\x80", 4)); /* > U+10FFFF */
+    CHECK(!akg_rpc_utf8_valid("\xe2\x82", 2));         /* truncated */
     CHECK(!akg_rpc_utf8_valid("\xff", 1));
-    CHECK(!akg_rpc_utf8_valid("\xe0\x80\x80", 3));      /* overlong 3-byte */
+    CHECK(!akg_rpc_utf8_valid("\xe0\x80\x80", 3)); /* overlong 3-byte */
 }
 
-static void test_positions(void) {
+static void test_positions(void)
+{
     akg_lsp_documents docs = {0};
     akg_lsp_document *doc = NULL;
     char err[256];
     /* Line 1: "aé😀b" -- é is 2 bytes / 1 UTF-16 unit, 😀 4 bytes / 2 units. */
-    const char *text = "x\na\xc3\xa9\xf0\x9f\x98\x80" "b\r\nlast";
+    const char *text = "x\na\xc3\xa9\xf0\x9f\x98\x80"
+                       "b\r\nlast";
     CHECK(akg_lsp_doc_open(&docs, "file:///t.py", "python", 1, text, strlen(text), &doc, err,
                            sizeof err) == AKG_OK);
     CHECK(doc->n_lines == 3);
@@ -167,7 +178,8 @@ static void test_positions(void) {
     akg_lsp_docs_free(&docs);
 }
 
-int main(void) {
+int main(void)
+{
     test_every_split();
     test_cap_and_skip();
     test_garbage_and_resync();

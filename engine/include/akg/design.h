@@ -95,6 +95,9 @@ int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJS
                          int attempt, akg_design **out, akg_range *where, char *err,
                          size_t errlen);
 void akg_design_free(akg_design *d);
+/* The pointwise op of a Python/sketch binary operator ("+" -> "add", "**" ->
+ * "pow"), or NULL. */
+const char *akg_pointwise_binop(const char *op);
 
 /*
  * Family rules (engine/providers/builtin/rules_<family>.c). Each looks at the

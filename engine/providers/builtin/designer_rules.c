@@ -24,6 +24,7 @@
 
 #include "akg/akg.h"
 #include "akg/design.h"
+#include "rule_util.h"
 
 /* Ops applied to one tensor with named scalar parameters after it. */
 typedef struct {
@@ -105,104 +106,24 @@ typedef struct {
 
 static int unsupported(design_ctx *c, akg_range r, const char *fmt, const char *what)
 {
-    if (c->where)
-        *c->where = r;
     char msg[512];
     snprintf(msg, sizeof msg, fmt, what);
-    return akg_fail(c->err, c->errlen, AKG_EUNSUPPORTED,
-                    "%s:%u: %s; the built-in provider has no rule for it (try --provider openai "
-                    "with an LLM endpoint)",
-                    c->ref->path ? c->ref->path : "reference", r.start_row + 1, msg);
+    return akg_rule_unsupported(c->ref, r, c->where, c->err, c->errlen, msg);
 }
 
-/* The probe's value of constructor argument i, when it is a number. */
-static int probe_init_value(const cJSON *probe, int i, double *out)
-{
-    const cJSON *init = cJSON_GetObjectItem(probe, "init_inputs");
-    const cJSON *v = cJSON_GetArrayItem(init, i);
-    const cJSON *val = cJSON_GetObjectItem(v, "value");
-    if (cJSON_IsNumber(val)) {
-        *out = val->valuedouble;
-        return 1;
-    }
-    if (cJSON_IsBool(val)) {
-        *out = cJSON_IsTrue(val);
-        return 1;
-    }
-    return 0;
-}
-
-/* Resolves a scalar expression to a constant or a constructor argument.
- * Returns AKG_EINVAL (without a message) when e is not a scalar at all, so
- * callers can try it as a tensor. */
+/* A numeric scalar: a literal, a constructor argument or self.<attr> (see
+ * rule_util.h). Strings and None are not numbers here. Returns AKG_EINVAL
+ * (without a message) when e is not one, so callers can try it as a tensor. */
 static int resolve_scalar(design_ctx *c, const akg_expr *e, const char *name, akg_scalar *out,
                           int depth)
 {
-    memset(out, 0, sizeof *out);
-    snprintf(out->name, sizeof out->name, "%s", name);
-    if (!e || depth > 8)
-        return AKG_EINVAL;
-    if (e->kind == AKG_EX_NUMBER || e->kind == AKG_EX_BOOL) {
-        out->source = AKG_SCALAR_CONST;
-        out->value = e->number;
-        return AKG_OK;
-    }
-    if (e->kind == AKG_EX_UNARY && e->name && strcmp(e->name, "-") == 0 && e->n_args == 1) {
-        int rc = resolve_scalar(c, e->args[0], name, out, depth + 1);
-        if (rc == AKG_OK && out->source == AKG_SCALAR_CONST) {
-            out->value = -out->value;
-            return AKG_OK;
-        }
-        return rc ? rc : unsupported(c, e->range, "cannot tell the value of %s", e->text);
-    }
-    if (e->kind == AKG_EX_NAME) {
-        int idx = akg_reference_init_param(c->ref, e->name);
-        if (idx < 0)
-            return AKG_EINVAL;
-        out->source = AKG_SCALAR_INIT_PARAM;
-        out->init_index = idx;
-        snprintf(out->init_name, sizeof out->init_name, "%s", e->name);
-        if (!probe_init_value(c->probe, idx, &out->value)) {
-            const char *def = c->ref->init_params[idx].default_text;
-            char *end = NULL;
-            out->value = def ? strtod(def, &end) : 0;
-            if (!def || end == def)
-                return unsupported(c, e->range, "constructor argument %s is not a number",
-                                   e->text);
-        }
-        return AKG_OK;
-    }
-    if (e->kind == AKG_EX_ATTR && e->n_args == 1 && e->args[0] && e->args[0]->kind == AKG_EX_NAME &&
-        strcmp(e->args[0]->name, "self") == 0) {
-        const akg_expr *v = akg_reference_attr(c->ref, e->name);
-        if (!v)
-            return AKG_EINVAL;
-        return resolve_scalar(c, v, name, out, depth + 1);
-    }
-    return AKG_EINVAL;
+    (void)depth;
+    const char *str = NULL;
+    int rc = akg_rule_scalar(c->ref, c->probe, e, name, out, &str);
+    return rc == AKG_OK && str ? AKG_EINVAL : rc;
 }
 
-/* The argument of call for parameter `name` at positional index pos, or NULL. */
-static const akg_expr *call_arg(const akg_expr *call, size_t pos, const char *name)
-{
-    size_t positional = 0;
-    if (!call)
-        return NULL;
-    for (size_t i = 0; i < call->n_args; i++) {
-        const akg_expr *a = call->args[i];
-        if (!a)
-            continue;
-        if (a->kind == AKG_EX_KWARG) {
-            if (name && a->name && strcmp(a->name, name) == 0 && a->n_args == 1)
-                return a->args[0];
-            continue;
-        }
-        if (positional == pos)
-            return a;
-        positional++;
-    }
-    return NULL;
-}
+#define call_arg akg_rule_arg
 
 /* ---------- building the SSA ---------- */
 
@@ -304,18 +225,14 @@ static int eval_scalar_or_tensor(design_ctx *c, env *vars, const akg_expr *e, co
     return eval(c, vars, e, depth + 1);
 }
 
-static const char *binop_name(const char *op)
+const char *akg_pointwise_binop(const char *op)
 {
-    if (!strcmp(op, "+"))
-        return "add";
-    if (!strcmp(op, "-"))
-        return "sub";
-    if (!strcmp(op, "*"))
-        return "mul";
-    if (!strcmp(op, "/"))
-        return "div";
-    if (!strcmp(op, "**"))
-        return "pow";
+    static const char *const names[][2] = {
+        {"+", "add"}, {"-", "sub"}, {"*", "mul"}, {"/", "div"}, {"**", "pow"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(op, names[i][0]))
+            return names[i][1];
     return NULL;
 }
 
@@ -459,7 +376,7 @@ static int eval(design_ctx *c, env *vars, const akg_expr *e, int depth)
         return unsupported(c, e->range, "%s", e->text);
     }
     case AKG_EX_BINOP: {
-        const char *op = e->name ? binop_name(e->name) : NULL;
+        const char *op = e->name ? akg_pointwise_binop(e->name) : NULL;
         if (!op || e->n_args != 2)
             return unsupported(c, e->range, "the operator in %s", e->text);
         int a = eval(c, vars, e->args[0], depth + 1);

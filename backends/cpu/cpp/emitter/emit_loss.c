@@ -1,14 +1,13 @@
 /*
- * emit_loss.c: lowering of loss-family sketches to C++ (cpu/cpp).
- * (No lowering yet.)
+ * emit_loss.c: lowering of loss-family sketches to C++ (cpu/cpp). The four
+ * families of reductions (reduction, norm, scan, loss) share one lowering,
+ * emit_reduction_core.c: the design's params say which computation, the
+ * sketch says how it is tiled, parallelised and vectorised.
  */
-#include "akg/akg.h"
-#include "akg/design.h"
+#include "emit_reduction_core.h"
 
 int akg_cpp_emit_loss(const akg_design *d, const struct akg_sketch *sk, const akg_reference *ref,
-                      int safe_mode, akg_kernel_files *out, char *err, size_t errlen)
+                    int safe_mode, akg_kernel_files *out, char *err, size_t errlen)
 {
-    (void)sk, (void)ref, (void)safe_mode, (void)out;
-    return akg_fail(err, errlen, AKG_EUNSUPPORTED, "cpp emitter: no lowering for the %s family",
-                    d->family);
+    return akg_rx_emit(d, sk, ref, safe_mode, out, err, errlen);
 }

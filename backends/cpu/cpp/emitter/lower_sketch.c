@@ -142,21 +142,6 @@ static int param_node(lower_ctx *c, const char *name, akg_sketch_span sp)
     return push(c, n, sp);
 }
 
-static const char *binary_op(const char *op)
-{
-    if (!strcmp(op, "+"))
-        return "add";
-    if (!strcmp(op, "-"))
-        return "sub";
-    if (!strcmp(op, "*"))
-        return "mul";
-    if (!strcmp(op, "/"))
-        return "div";
-    if (!strcmp(op, "**"))
-        return "pow";
-    return NULL;
-}
-
 static int lower_expr(lower_ctx *c, const akg_sketch_expr *e, int depth)
 {
     akg_sketch_span sp = akg_sketch_expr_span(e);
@@ -206,7 +191,7 @@ static int lower_expr(lower_ctx *c, const akg_sketch_expr *e, int depth)
         return push(c, n, sp);
     }
     case AKG_SKETCH_EXPR_BINARY: {
-        const char *op = binary_op(akg_sketch_expr_text(e));
+        const char *op = akg_pointwise_binop(akg_sketch_expr_text(e));
         if (!op)
             return fail_at(c, sp, "unsupported operator ", akg_sketch_expr_text(e));
         int a = lower_expr(c, akg_sketch_expr_lhs(e), depth + 1);

@@ -1,0 +1,171 @@
+"""akg_cli bench end to end: a three-operator suite (two the built-in provider covers, one it does
+not) plus a helper file that is not a reference. Checks the table, the JSON record, the failure
+listed apart, the totals' arithmetic and the refusal of a baseline below its best."""
+
+import json
+import math
+import os
+import subprocess
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.environ.get("AKG_SOURCE_DIR") or os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+CLI = os.environ.get("AKG_CLI") or os.path.join(SOURCE, "build", "akg_cli")
+PYTHON = os.environ.get("AKG_PYTHON", "/usr/bin/python3")
+SUITE = os.path.join(HERE, "suite")
+TIMEOUT_S = 240
+
+# (family, name) of every reference in suite/, and the one the built-in provider has no rule for.
+EXPECTED_OPS = [("activation", "relu_small"), ("activation", "softmax_small"), ("misc", "fft_magnitude")]
+UNSUPPORTED = ("misc", "fft_magnitude")
+NOT_A_REFERENCE = "helpers.py"
+
+
+class BenchCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="akg-bench-")
+        self.dir = self.tmp.name
+        self.env = dict(os.environ, AKG_STORE=os.path.join(self.dir, "akg.db"), AKG_PYTHON=PYTHON,
+                        AKG_HOME=SOURCE)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def bench(self, *args, env=None):
+        return subprocess.run([CLI, "bench", *args], cwd=self.dir, env=env or self.env,
+                              capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
+class BenchRunTest(BenchCase):
+    def test_suite_table_json_and_totals(self):
+        out = os.path.join(self.dir, "bench.json")
+        runs = os.path.join(self.dir, "runs")
+        p = self.bench("--suite", SUITE, "--output", out, "--runs-dir", runs)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(out) as f:
+            record = json.load(f)
+
+        # Every reference ran, in path order; the helper was skipped with a note, not counted.
+        ops = record["ops"]
+        self.assertEqual([(o["family"], o["name"]) for o in ops], EXPECTED_OPS)
+        self.assertEqual([os.path.basename(s["path"]) for s in record["skipped"]], [NOT_A_REFERENCE])
+        self.assertIn("not in KernelBench form", record["skipped"][0]["reason"])
+        self.assertIn("skipping", p.stderr)
+        for key in ("family", "name", "path", "status", "error_class", "error_detail", "ref_ms",
+                    "kernel_ms", "speedup", "run_dir"):
+            for o in ops:
+                self.assertIn(key, o)
+
+        by_name = {(o["family"], o["name"]): o for o in ops}
+        for key in EXPECTED_OPS[:2]:
+            o = by_name[key]
+            self.assertEqual(o["status"], "pass", o)
+            self.assertIsNone(o["error_class"])
+            self.assertGreater(o["ref_ms"], 0)
+            self.assertGreater(o["kernel_ms"], 0)
+            self.assertAlmostEqual(o["speedup"], o["ref_ms"] / o["kernel_ms"], delta=1e-6 * o["speedup"])
+            self.assertEqual(o["run_dir"], os.path.join(runs, f"{key[0]}_{key[1]}"))
+            with open(os.path.join(o["run_dir"], "report.json")) as f:
+                self.assertEqual(json.load(f)["status"], "pass")
+        bad = by_name[UNSUPPORTED]
+        self.assertEqual((bad["status"], bad["error_class"]), ("error", "unsupported"))
+        self.assertIn("torch.fft.rfft", bad["error_detail"])
+        self.assertIsNone(bad["speedup"])
+
+        # The failure is listed apart, in the JSON and under the table.
+        self.assertEqual([(f["family"], f["name"], f["error_class"]) for f in record["failures"]],
+                         [(*UNSUPPORTED, "unsupported")])
+        self.assertNotIn("\n", record["failures"][0]["detail"])
+        failures = p.stdout.split("failures (1):", 1)
+        self.assertEqual(len(failures), 2, p.stdout)
+        self.assertIn("misc/fft_magnitude  error  unsupported: ", failures[1])
+
+        # Totals recomputed from the per-op records: failures count as not fast.
+        passing = [o for o in ops if o["status"] == "pass"]
+        speedups = [o["speedup"] for o in passing]
+        totals = record["totals"]
+        self.assertEqual((totals["ops"], totals["passed"], totals["failed"], totals["not_run"]), (3, 2, 1, 0))
+        self.assertAlmostEqual(totals["pass_rate"], 2 / 3)
+        self.assertAlmostEqual(totals["fast_1"], sum(s > 1.0 for s in speedups) / 3)
+        self.assertAlmostEqual(totals["fast_1.5"], sum(s > 1.5 for s in speedups) / 3)
+        geomean = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+        self.assertAlmostEqual(totals["geomean_speedup"], geomean, places=9)
+        self.assertEqual(totals["geomean_over"], 2)
+        fams = record["per_family"]
+        self.assertEqual(list(fams), ["activation", "misc"])
+        self.assertAlmostEqual(fams["activation"]["geomean_speedup"], geomean, places=9)
+        self.assertEqual((fams["misc"]["ops"], fams["misc"]["passed"]), (1, 0))
+        self.assertIsNone(fams["misc"]["geomean_speedup"])
+        self.assertEqual(fams["misc"]["fast_1"], 0)
+
+        # The environment record: what the baseline ran on, and that bench accepted it.
+        self.assertIsNone(record["refused"])
+        env = record["environment"]
+        self.assertEqual(env["threads"], record["threads"])
+        self.assertIn(env["blas"]["kind"], ("openblas", "mkl", "blis"))
+        self.assertGreater(env["gemm"]["gflops"], 0)
+        self.assertEqual(env["gemm"]["n"], 1024)
+        self.assertIn("policy", env["malloc"])
+        self.assertTrue(record["timings_comparable"])
+
+        # The table: environment above it, one row per op, the totals line with the same numbers.
+        self.assertTrue(p.stdout.startswith("environment: torch "), p.stdout)
+        self.assertIn("GEMM:", p.stdout)
+        for family, name in EXPECTED_OPS:
+            rows = [l for l in p.stdout.splitlines() if l.split()[:2] == [family, name]]
+            self.assertEqual(len(rows), 1, p.stdout)
+        self.assertIn(f"geomean speedup {geomean:.2f}x over 2 passing", p.stdout)
+        self.assertIn("3 ops, 2 pass (66.7%)", p.stdout)
+
+    def test_filter_selects_by_path(self):
+        out = os.path.join(self.dir, "bench.json")
+        p = self.bench("--suite", SUITE, "--filter", "misc/", "--output", out, "--quiet")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(out) as f:
+            record = json.load(f)
+        self.assertEqual([o["name"] for o in record["ops"]], ["fft_magnitude"])
+        self.assertEqual(record["totals"]["passed"], 0)
+        self.assertEqual(record["totals"]["fast_1"], 0)
+        self.assertIsNone(record["totals"]["geomean_speedup"])
+        self.assertEqual(p.stderr, "")
+
+
+class BenchRefusalTest(BenchCase):
+    def test_wrong_core_type_is_refused(self):
+        # The engine keeps an OPENBLAS_CORETYPE the user set; no CPU's flags call for Prescott.
+        out = os.path.join(self.dir, "bench.json")
+        env = dict(self.env, OPENBLAS_CORETYPE="Prescott")
+        p = self.bench("--suite", SUITE, "--output", out, env=env)
+        with open(out) as f:
+            record = json.load(f)
+        if record["environment"]["blas"]["kind"] != "openblas":
+            self.skipTest("torch does not call OpenBLAS here")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("OPENBLAS_CORETYPE=Prescott", record["refused"])
+        self.assertIn("refusing to measure speedups", p.stderr)
+        self.assertIn("refused: OPENBLAS_CORETYPE=Prescott", p.stdout)
+        # Nothing ran, nothing is called fast.
+        self.assertEqual({o["status"] for o in record["ops"]}, {"not_run"})
+        self.assertIsNone(record["totals"]["geomean_speedup"])
+        self.assertIsNone(record["totals"]["fast_1"])
+
+
+class BenchUsageTest(BenchCase):
+    def test_usage_errors_exit_2(self):
+        for args in (["--jobs", "0"], ["--jobs", "x"], ["--suite", os.path.join(self.dir, "none")],
+                     ["--suite", SUITE, "--filter", "no-such-op"], ["--bogus"],
+                     ["--suite", SUITE, "--backend", "cpu", "--dsl", "no-such-dsl"]):
+            p = self.bench(*args)
+            self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
+            self.assertTrue(p.stderr.startswith("akg_cli bench: "), (args, p.stderr))
+
+    def test_help(self):
+        p = self.bench("--help")
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("--jobs N", p.stdout)
+        self.assertIn("Timings with N > 1 are NOT", p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
