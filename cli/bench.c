@@ -35,11 +35,11 @@
 #define BENCH_PYTHON_DEFAULT "/usr/bin/python3"
 #endif
 
-#define BENCH_MAX_OPS 4096       /* references one suite may hold */
-#define BENCH_MAX_DEPTH 8        /* folder levels searched below the suite */
+#define BENCH_MAX_OPS 4096 /* references one suite may hold */
+#define BENCH_MAX_DEPTH 8  /* folder levels searched below the suite */
 #define BENCH_MAX_REF_BYTES (1 << 20)
 #define BENCH_ENV_TIMEOUT_S 600.0 /* importing torch and timing a GEMM on the reference BLAS */
-#define BENCH_LINE_CHARS 160     /* a failure's detail in the table */
+#define BENCH_LINE_CHARS 160      /* a failure's detail in the table */
 
 typedef struct {
     char *path;   /* suite/relative path, as found */
@@ -49,9 +49,9 @@ typedef struct {
     char *status; /* job status name, or "not_run" */
     char *error_class, *error_detail, *run_dir, *env_note;
     double ref_ms, kernel_ms, speedup, elapsed_s; /* NAN when absent */
-    akg_job *job;  /* while running */
+    akg_job *job;                                 /* while running */
     double started_ms;
-    void *ctx;     /* the bench_ctx, for job callbacks */
+    void *ctx; /* the bench_ctx, for job callbacks */
 } bench_op;
 
 typedef struct {
@@ -71,10 +71,10 @@ typedef struct {
     /* run */
     uv_loop_t *loop;
     akg_harness *env_pool;
-    akg_harness_req *env_req;
-    cJSON *env;              /* the env answer; owned */
-    char env_error[1024];    /* why the env request failed */
-    char refusal[2048];      /* why speedups are refused; empty when they are not */
+    int env_closing;      /* akg_harness_close was called on env_pool */
+    cJSON *env;           /* the env answer; owned */
+    char env_error[1024]; /* why the env request failed */
+    char refusal[2048];   /* why speedups are refused; empty when they are not */
     akg_engine *engine;
     uv_signal_t sigint, sigterm;
     int signals_open, cancelled;
@@ -85,40 +85,41 @@ typedef struct {
 
 static void bench_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: akg_cli bench [options]\n"
-            "\n"
-            "Runs every reference of an operator suite (*.py in KernelBench form, searched\n"
-            "recursively; other files are skipped with a note) through the engine, then prints\n"
-            "per operator the status, error class, reference and kernel time and speedup, and\n"
-            "totals: pass rate, fast_1 and fast_1.5 (share of ALL operators that pass and are\n"
-            "faster than PyTorch by more than 1x / 1.5x), geomean speedup over the passing ones,\n"
-            "the failures, and the same per family.\n"
-            "\n"
-            "Before the suite it records the baseline's environment (torch, threads, the BLAS\n"
-            "torch calls and its core type, the measured GEMM rate) and refuses to report\n"
-            "speedups against a baseline below its best.\n"
-            "\n"
-            "options:\n"
-            "  --suite DIR        the suite (default bench/ops)\n"
-            "  --filter TEXT      only references whose family/name.py contains TEXT\n"
-            "  --backend NAME     cpu (default)\n"
-            "  --dsl NAME         cpp (default)\n"
-            "  --arch NAME        x86_64 (default)\n"
-            "  --workflow NAME    workflow of every job (default: the DSL config's)\n"
-            "  --jobs N           jobs at once (default 1). Timings with N > 1 are NOT\n"
-            "                     comparable: other jobs' compilers share the cores\n"
-            "  --threads N        threads of kernel and baseline (default: all cores)\n"
-            "  --output FILE      write everything as JSON\n"
-            "  --runs-dir DIR     run folders as DIR/<family>_<name> (default: the config's log_dir)\n"
-            "  --store FILE       SQLite store (default $AKG_STORE or ~/.akg/akg.db)\n"
-            "  --python PATH      harness interpreter (default $AKG_PYTHON or %s)\n"
-            "  --verbose          every stage of every job on stderr\n"
-            "  --quiet            no progress on stderr\n"
-            "\n"
-            "exit status: 0 the suite ran (failures included), 1 the baseline was refused or\n"
-            "could not be read, 2 usage error, 130 interrupted.\n",
-            BENCH_PYTHON_DEFAULT);
+    fprintf(
+        f,
+        "usage: akg_cli bench [options]\n"
+        "\n"
+        "Runs every reference of an operator suite (*.py in KernelBench form, searched\n"
+        "recursively; other files are skipped with a note) through the engine, then prints\n"
+        "per operator the status, error class, reference and kernel time and speedup, and\n"
+        "totals: pass rate, fast_1 and fast_1.5 (share of ALL operators that pass and are\n"
+        "faster than PyTorch by more than 1x / 1.5x), geomean speedup over the passing ones,\n"
+        "the failures, and the same per family.\n"
+        "\n"
+        "Before the suite it records the baseline's environment (torch, threads, the BLAS\n"
+        "torch calls and its core type, the measured GEMM rate) and refuses to report\n"
+        "speedups against a baseline below its best.\n"
+        "\n"
+        "options:\n"
+        "  --suite DIR        the suite (default bench/ops)\n"
+        "  --filter TEXT      only references whose family/name.py contains TEXT\n"
+        "  --backend NAME     cpu (default)\n"
+        "  --dsl NAME         cpp (default)\n"
+        "  --arch NAME        x86_64 (default)\n"
+        "  --workflow NAME    workflow of every job (default: the DSL config's)\n"
+        "  --jobs N           jobs at once (default 1). Timings with N > 1 are NOT\n"
+        "                     comparable: other jobs' compilers share the cores\n"
+        "  --threads N        threads of kernel and baseline (default: all cores)\n"
+        "  --output FILE      write everything as JSON\n"
+        "  --runs-dir DIR     run folders as DIR/<family>_<name> (default: the config's log_dir)\n"
+        "  --store FILE       SQLite store (default $AKG_STORE or ~/.akg/akg.db)\n"
+        "  --python PATH      harness interpreter (default $AKG_PYTHON or %s)\n"
+        "  --verbose          every stage of every job on stderr\n"
+        "  --quiet            no progress on stderr\n"
+        "\n"
+        "exit status: 0 the suite ran (failures included), 1 the baseline was refused or\n"
+        "could not be read, 2 usage error, 130 interrupted.\n",
+        BENCH_PYTHON_DEFAULT);
 }
 
 /* ---------- small helpers ---------- */
@@ -150,20 +151,34 @@ static void add_str_or_null(cJSON *o, const char *key, const char *v)
         cJSON_AddNullToObject(o, key);
 }
 
-/* The first line of text, cut to max chars (with "..."), into out. */
+/* text on one line (line breaks and runs of blanks become one space), cut to max chars with
+ * "..." at the end, into out. */
 static const char *one_line(const char *text, char *out, size_t n, size_t max)
 {
     if (!text) {
         snprintf(out, n, "-");
         return out;
     }
-    size_t len = strcspn(text, "\r\n");
     if (max + 1 > n)
         max = n - 1;
-    if (len > max)
-        snprintf(out, n, "%.*s...", (int)(max - 3), text);
-    else
-        snprintf(out, n, "%.*s", (int)len, text);
+    size_t o = 0;
+    int blank = 0;
+    const char *p = text;
+    for (; *p && o < max; p++) {
+        if (isspace((unsigned char)*p)) {
+            blank = o > 0;
+            continue;
+        }
+        if (blank && o + 1 < max)
+            out[o++] = ' ';
+        blank = 0;
+        out[o++] = *p;
+    }
+    while (*p && isspace((unsigned char)*p))
+        p++;
+    out[o] = '\0';
+    if (*p && o >= 3) /* more text did not fit */
+        memcpy(out + o - 3, "...", 3);
     return out;
 }
 
@@ -388,8 +403,7 @@ static void judge_env(bench_ctx *c)
             return;
         }
         if (!same_ci(coretype, expected)) {
-            snprintf(r, n,
-                     "OPENBLAS_CORETYPE=%s does not match this CPU: its flags call for %s",
+            snprintf(r, n, "OPENBLAS_CORETYPE=%s does not match this CPU: its flags call for %s",
                      coretype, expected);
             return;
         }
@@ -595,8 +609,8 @@ static void print_report(const bench_ctx *c, FILE *f)
                 "speedup %s over %zu passing\n",
                 all.ops, all.passed, p, f1, all.fast1, f15, all.fast15, g, all.timed);
     else
-        fprintf(f, "\ntotals: %zu ops, %zu pass (%s); speedups withheld: %s\n", all.ops,
-                all.passed, p, c->refusal);
+        fprintf(f, "\ntotals: %zu ops, %zu pass (%s); speedups withheld: %s\n", all.ops, all.passed,
+                p, c->refusal);
     if (all.not_run)
         fprintf(f, "not run: %zu (interrupted)\n", all.not_run);
     if (c->jobs > 1)
@@ -666,8 +680,8 @@ static cJSON *report_json(const bench_ctx *c, const char *started_at, double ela
             cJSON_AddStringToObject(fo, "status", op->status);
             add_str_or_null(fo, "error_class", op->error_class);
             char line[BENCH_LINE_CHARS + 8];
-            cJSON_AddStringToObject(fo, "detail",
-                                    one_line(op->error_detail, line, sizeof line, BENCH_LINE_CHARS));
+            cJSON_AddStringToObject(
+                fo, "detail", one_line(op->error_detail, line, sizeof line, BENCH_LINE_CHARS));
             cJSON_AddItemToArray(fails, fo);
         }
     }
@@ -800,8 +814,7 @@ static void on_job_event(const akg_event *ev, void *user)
         } else {
             fprintf(stderr, "[bench %zu/%zu] %s/%s: %s %s: %s (%.1f s)\n", index, c->nops,
                     op->family, op->name, op->status, op->error_class ? op->error_class : "-",
-                    one_line(op->error_detail, line, sizeof line, BENCH_LINE_CHARS),
-                    op->elapsed_s);
+                    one_line(op->error_detail, line, sizeof line, BENCH_LINE_CHARS), op->elapsed_s);
         }
         fflush(stderr);
     }
@@ -840,8 +853,8 @@ static void start_next(bench_ctx *c)
             op->elapsed_s = 0;
             c->finished++;
             if (!c->quiet)
-                fprintf(stderr, "[bench %zu/%zu] %s/%s: error: %s\n", c->next, c->nops,
-                        op->family, op->name, err);
+                fprintf(stderr, "[bench %zu/%zu] %s/%s: error: %s\n", c->next, c->nops, op->family,
+                        op->name, err);
             continue;
         }
         c->running++;
@@ -884,7 +897,6 @@ static void on_env_pool_closed(void *user)
 static void on_env_answer(const cJSON *answer, void *user)
 {
     bench_ctx *c = user;
-    c->env_req = NULL;
     if (cJSON_IsTrue(cJSON_GetObjectItem(answer, "ok"))) {
         c->env = cJSON_Duplicate(answer, 1);
         if (c->env) {
@@ -899,7 +911,10 @@ static void on_env_answer(const cJSON *answer, void *user)
                  jstr(answer, "class") ? jstr(answer, "class") : "error",
                  jstr(answer, "detail") ? jstr(answer, "detail") : "no detail");
     }
-    akg_harness_close(c->env_pool, on_env_pool_closed, c);
+    if (!c->env_closing) {
+        c->env_closing = 1;
+        akg_harness_close(c->env_pool, on_env_pool_closed, c);
+    }
 }
 
 static int start_env(bench_ctx *c, char *err, size_t errlen)
@@ -917,10 +932,11 @@ static int start_env(bench_ctx *c, char *err, size_t errlen)
         return rc;
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "op", "env");
-    rc = akg_harness_submit(c->env_pool, req, BENCH_ENV_TIMEOUT_S, on_env_answer, c, &c->env_req);
+    rc = akg_harness_submit(c->env_pool, req, BENCH_ENV_TIMEOUT_S, on_env_answer, c, NULL);
     if (rc != AKG_OK) {
         akg_fail(err, errlen, rc, "cannot ask the harness for its environment: %s",
                  akg_strerror(rc));
+        c->env_closing = 1;
         akg_harness_close(c->env_pool, NULL, NULL);
         c->env_pool = NULL;
     }
@@ -935,8 +951,11 @@ static void on_signal(uv_signal_t *s, int signum)
         return;
     c->cancelled = 1;
     fprintf(stderr, "[bench] cancelling...\n");
-    if (c->env_req)
-        akg_harness_cancel(c->env_req);
+    if (c->env_pool && !c->env_closing) {
+        /* Answers the env request "cancelled", then ends the worker. */
+        c->env_closing = 1;
+        akg_harness_close(c->env_pool, on_env_pool_closed, c);
+    }
     for (size_t i = 0; i < c->nops; i++)
         if (c->ops[i].job)
             akg_job_cancel(c->ops[i].job);
@@ -954,14 +973,14 @@ int cli_bench(int argc, char **argv)
     c.dsl = "cpp";
     c.arch = "x86_64";
     cli_flag flags[] = {
-        {"suite", 1, &c.suite, NULL},       {"filter", 1, &c.filter, NULL},
-        {"backend", 1, &c.backend, NULL},   {"dsl", 1, &c.dsl, NULL},
-        {"arch", 1, &c.arch, NULL},         {"workflow", 1, &c.workflow, NULL},
-        {"jobs", 1, &jobs, NULL},           {"threads", 1, &threads, NULL},
-        {"output", 1, &c.output, NULL},     {"runs-dir", 1, &c.runs_dir, NULL},
-        {"store", 1, &c.store, NULL},       {"python", 1, &c.python, NULL},
-        {"help", 0, NULL, &help},           {"quiet", 0, NULL, &c.quiet},
-        {"verbose", 0, NULL, &c.verbose},   {NULL, 0, NULL, NULL},
+        {"suite", 1, &c.suite, NULL},     {"filter", 1, &c.filter, NULL},
+        {"backend", 1, &c.backend, NULL}, {"dsl", 1, &c.dsl, NULL},
+        {"arch", 1, &c.arch, NULL},       {"workflow", 1, &c.workflow, NULL},
+        {"jobs", 1, &jobs, NULL},         {"threads", 1, &threads, NULL},
+        {"output", 1, &c.output, NULL},   {"runs-dir", 1, &c.runs_dir, NULL},
+        {"store", 1, &c.store, NULL},     {"python", 1, &c.python, NULL},
+        {"help", 0, NULL, &help},         {"quiet", 0, NULL, &c.quiet},
+        {"verbose", 0, NULL, &c.verbose}, {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
     int npos = 0;
@@ -1003,8 +1022,7 @@ int cli_bench(int argc, char **argv)
 
     int rc = scan_dir(&c, "", 0);
     if (rc != AKG_OK) {
-        fprintf(stderr, "akg_cli bench: cannot read the suite %s: %s\n", c.suite,
-                akg_strerror(rc));
+        fprintf(stderr, "akg_cli bench: cannot read the suite %s: %s\n", c.suite, akg_strerror(rc));
         free_suite(&c);
         return rc == AKG_ENOMEM ? 1 : 2;
     }
@@ -1017,8 +1035,9 @@ int cli_bench(int argc, char **argv)
         return 2;
     }
     if (c.jobs > 1 && !c.quiet)
-        fprintf(stderr, "[bench] --jobs %d: compilers of other jobs share the cores with each "
-                        "profile; timings are not comparable with a --jobs 1 run\n",
+        fprintf(stderr,
+                "[bench] --jobs %d: compilers of other jobs share the cores with each "
+                "profile; timings are not comparable with a --jobs 1 run\n",
                 c.jobs);
 
     time_t now = time(NULL);
@@ -1049,8 +1068,9 @@ int cli_bench(int argc, char **argv)
     double elapsed_s = (akg_now_ms() - c.t0_ms) / 1000.0;
     int refused_before = c.env && c.refusal[0] && c.next == 0;
     if (!c.env && !c.cancelled) {
-        fprintf(stderr, "akg_cli bench: cannot read the baseline environment from the harness "
-                        "(%s)\n",
+        fprintf(stderr,
+                "akg_cli bench: cannot read the baseline environment from the harness "
+                "(%s)\n",
                 c.env_error[0] ? c.env_error : "no answer");
         c.exit_code = 1;
     } else if (refused_before) {

@@ -52,11 +52,64 @@ typedef struct {
   long tensor; /* E_TENSOR: index */
 } entry;
 
+/* Open-addressing map from a name to an index (of the newest env entry, or
+ * of a recorded value): lookups stay constant-time however many tiles a long
+ * sketch defines. Names are borrowed from the sketch. */
+typedef struct {
+  const char *name; /* NULL: empty slot */
+  size_t index;
+} name_slot;
+
+typedef struct {
+  name_slot *slots;
+  size_t cap, used; /* cap is 0 or a power of two */
+} name_index;
+
+static size_t name_hash(const char *s) {
+  size_t h = 1469598103934665603u;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return h;
+}
+
+static name_slot *name_index_find(const name_index *ix, const char *name) {
+  if (!ix->cap) return NULL;
+  size_t mask = ix->cap - 1;
+  for (size_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+    name_slot *sl = &ix->slots[i];
+    if (!sl->name || strcmp(sl->name, name) == 0) return sl;
+  }
+}
+
+/* Maps name to index (replacing an older mapping). Returns 0 or -ENOMEM. */
+static int name_index_put(name_index *ix, const char *name, size_t index) {
+  if ((ix->used + 1) * 2 > ix->cap) {
+    size_t cap = ix->cap ? ix->cap * 2 : 64;
+    name_slot *slots = calloc(cap, sizeof *slots);
+    if (!slots) return -ENOMEM;
+    name_index grown = {slots, cap, 0};
+    for (size_t i = 0; i < ix->cap; i++)
+      if (ix->slots[i].name) {
+        *name_index_find(&grown, ix->slots[i].name) = ix->slots[i];
+        grown.used++;
+      }
+    free(ix->slots);
+    *ix = grown;
+  }
+  name_slot *sl = name_index_find(ix, name);
+  if (!sl->name) {
+    sl->name = name;
+    ix->used++;
+  }
+  sl->index = index;
+  return 0;
+}
+
 typedef struct {
   akg_sketch *s;
   akg_sketch_diag_list *diags;
   entry *env;
   size_t n_env, cap_env;
+  name_index names; /* name -> newest env entry */
   int err;
   size_t errors;
   int depth;
@@ -129,9 +182,8 @@ static const char *closest(const char *word, const char *const *cands, size_t n)
 /* ---- environment ------------------------------------------------------------------ */
 
 static entry *lookup(checker *c, const char *name) {
-  for (size_t i = c->n_env; i-- > 0;)
-    if (strcmp(c->env[i].name, name) == 0) return &c->env[i];
-  return NULL;
+  const name_slot *sl = name_index_find(&c->names, name);
+  return sl && sl->name ? &c->env[sl->index] : NULL;
 }
 
 static entry *define(checker *c, const char *name, int kind, akg_sketch_span sp) {
@@ -144,6 +196,10 @@ static entry *define(checker *c, const char *name, int kind, akg_sketch_span sp)
     }
     c->env = e;
     c->cap_env = cap;
+  }
+  if (name_index_put(&c->names, name, c->n_env)) {
+    c->err = -ENOMEM;
+    return NULL;
   }
   entry *e = &c->env[c->n_env++];
   memset(e, 0, sizeof *e);
@@ -1531,17 +1587,23 @@ static void record_values(checker *c) {
     c->err = -ENOMEM;
     return;
   }
-  /* the last definition of a name wins */
+  /* the last definition of a name wins; values keep the order of first definition */
+  name_index seen = {0};
   for (size_t i = 0; i < c->n_env; i++) {
     entry *e = &c->env[i];
     if (e->kind != E_TILE && e->kind != E_SCALAR) continue;
-    long k = akg_sketch_value_find(s, e->name);
-    sketch_value *v = k >= 0 ? &s->values[k] : &s->values[s->n_values++];
+    name_slot *sl = name_index_find(&seen, e->name);
+    if ((!sl || !sl->name) && name_index_put(&seen, e->name, s->n_values++)) {
+      c->err = -ENOMEM;
+      break;
+    }
+    sketch_value *v = &s->values[name_index_find(&seen, e->name)->index];
     v->name = e->name;
     v->dtype = e->type.dtype;
     v->rank = e->type.kind == T_TILE ? e->type.rank : 0;
     v->tile = e->type.kind == T_TILE;
   }
+  free(seen.slots);
   s->cap_values = n;
 }
 
@@ -1555,9 +1617,7 @@ int akg_sketch_check(akg_sketch *sketch, akg_sketch_diag_list *diags) {
     entry *e = &c.env[i];
     if (e->kind != E_TILE || !e->loaded_unused) continue;
     /* only report the last definition of a name */
-    bool later = false;
-    for (size_t j = i + 1; j < c.n_env; j++) later |= strcmp(c.env[j].name, e->name) == 0;
-    if (!later)
+    if (lookup(&c, e->name) == e)
       diag(&c, AKG_SKETCH_WARNING, e->load_span, "tile '%s' is loaded here but never used", e->name);
   }
   bool any_store = false;
@@ -1585,6 +1645,7 @@ int akg_sketch_check(akg_sketch *sketch, akg_sketch_diag_list *diags) {
     }
   record_values(&c);
   free(c.env);
+  free(c.names.slots);
   sketch_diag_sort(diags);
   if (c.err) return c.err;
   return (int)c.errors;

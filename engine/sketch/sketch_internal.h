@@ -70,6 +70,7 @@ struct akg_sketch_stmt {
   size_t n_hints;
   sketch_comments leading;
   const char *trailing; /* same-line comment, or NULL */
+  bool blank_before;    /* a blank line separated it from the previous statement */
 
   /* FOR */
   const char *var;
@@ -81,7 +82,9 @@ struct akg_sketch_stmt {
   akg_sketch_expr *cond;
   bool else_is_elif; /* print the else branch (a single IF) as elif */
   sketch_block body[2];
-  sketch_comments tail; /* comments after the last statement of body[0] */
+  sketch_comments tail;         /* comments after the last statement of body[0] */
+  sketch_comments else_leading; /* comments at the if's indentation before its elif/else */
+  sketch_comments else_tail;    /* comments after the last statement of body[1] */
 
   /* ASSIGN, ALLOC (value is the alloc call), CALL (value is the call) */
   const char **targets;

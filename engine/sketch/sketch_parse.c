@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <tree_sitter/api.h>
 
 void sketch_diag_sort(akg_sketch_diag_list *list);
@@ -24,6 +25,50 @@ typedef struct {
   int err;   /* first -errno seen */
   int depth; /* current expression nesting */
 } sketch_builder;
+
+/* Node symbols and field ids of the grammar, looked up by name once per
+ * process: the conversion compares integers instead of type-name strings. */
+#define SKETCH_SYMBOLS(X)                                                                                     \
+  X(identifier) X(integer) X(float) X(string) X(true) X(false) X(none) X(parenthesized_expression) X(list)     \
+  X(expression_list) X(call) X(subscript) X(slice) X(unary_operator) X(not_operator) X(binary_operator)        \
+  X(comparison_operator) X(boolean_operator) X(comment) X(keyword_argument) X(pattern_list) X(for_statement)    \
+  X(if_statement) X(elif_clause) X(else_clause) X(load_statement) X(store_statement) X(assignment)              \
+  X(expression_statement) X(pass_statement) X(decorator) X(block) X(sketch) X(symbols_section)                 \
+  X(tensors_section) X(constexpr_section) X(params_section)
+#define SKETCH_FIELDS(X)                                                                                      \
+  X(name) X(value) X(function) X(arguments) X(start) X(stop) X(step) X(operator) X(argument) X(left) X(right) \
+  X(variable) X(iterable) X(condition) X(body) X(source) X(target) X(dtype) X(shape)
+
+enum {
+#define SKETCH_SYM_ENUM(x) S_##x,
+  SKETCH_SYMBOLS(SKETCH_SYM_ENUM) S_COUNT_
+};
+enum {
+#define SKETCH_FIELD_ENUM(x) F_##x,
+  SKETCH_FIELDS(SKETCH_FIELD_ENUM) F_COUNT_
+};
+
+static TSSymbol sketch_syms[S_COUNT_];
+static TSFieldId sketch_fields[F_COUNT_];
+static pthread_once_t sketch_ids_once = PTHREAD_ONCE_INIT;
+
+static void sketch_ids_init(void) {
+  const TSLanguage *lang = (const TSLanguage *)tree_sitter_sketch();
+  static const char *const sym_names[] = {
+#define SKETCH_SYM_NAME(x) #x,
+      SKETCH_SYMBOLS(SKETCH_SYM_NAME)};
+  static const char *const field_names[] = {
+#define SKETCH_FIELD_NAME(x) #x,
+      SKETCH_FIELDS(SKETCH_FIELD_NAME)};
+  for (size_t i = 0; i < S_COUNT_; i++)
+    sketch_syms[i] = ts_language_symbol_for_name(lang, sym_names[i], (uint32_t)strlen(sym_names[i]), true);
+  for (size_t i = 0; i < F_COUNT_; i++)
+    sketch_fields[i] = ts_language_field_id_for_name(lang, field_names[i], (uint32_t)strlen(field_names[i]));
+}
+
+static bool sym_is(TSNode n, int sym) { return ts_node_symbol(n) == sketch_syms[sym]; }
+
+static TSNode field_child(TSNode n, int field) { return ts_node_child_by_field_id(n, sketch_fields[field]); }
 
 static akg_sketch_span node_span(TSNode n) {
   TSPoint a = ts_node_start_point(n), b = ts_node_end_point(n);
@@ -216,8 +261,8 @@ static akg_sketch_expr *new_expr(sketch_builder *b, akg_sketch_expr_kind kind, T
   return e;
 }
 
-static akg_sketch_expr *conv_field(sketch_builder *b, TSNode n, const char *field) {
-  TSNode c = ts_node_child_by_field_name(n, field, (uint32_t)strlen(field));
+static akg_sketch_expr *conv_field(sketch_builder *b, TSNode n, int field) {
+  TSNode c = field_child(n, field);
   return ts_node_is_null(c) ? NULL : conv_expr(b, c);
 }
 
@@ -244,8 +289,8 @@ static void conv_arguments(sketch_builder *b, akg_sketch_expr *e, TSNode args) {
   size_t npos = 0, nkw = 0;
   for (uint32_t i = 0; i < nc; i++) {
     TSNode c = ts_node_named_child(args, i);
-    if (is_type(c, "comment")) continue;
-    if (is_type(c, "keyword_argument")) nkw++;
+    if (sym_is(c, S_comment)) continue;
+    if (sym_is(c, S_keyword_argument)) nkw++;
     else npos++;
   }
   e->items = npos ? b_alloc(b, npos * sizeof *e->items) : NULL;
@@ -255,12 +300,12 @@ static void conv_arguments(sketch_builder *b, akg_sketch_expr *e, TSNode args) {
   if (b->err) return;
   for (uint32_t i = 0; i < nc; i++) {
     TSNode c = ts_node_named_child(args, i);
-    if (is_type(c, "comment")) continue;
-    if (is_type(c, "keyword_argument")) {
-      TSNode name = ts_node_child_by_field_name(c, "name", 4);
+    if (sym_is(c, S_comment)) continue;
+    if (sym_is(c, S_keyword_argument)) {
+      TSNode name = field_child(c, F_name);
       e->kw_names[e->n_kw] = b_text(b, name);
       e->kw_spans[e->n_kw] = node_span(name);
-      e->kw_values[e->n_kw] = conv_field(b, c, "value");
+      e->kw_values[e->n_kw] = conv_field(b, c, F_value);
       e->n_kw++;
     } else {
       e->items[e->n_items++] = conv_expr(b, c);
@@ -272,12 +317,12 @@ static void conv_items(sketch_builder *b, akg_sketch_expr *e, TSNode n) {
   uint32_t nc = ts_node_named_child_count(n);
   size_t count = 0;
   for (uint32_t i = 0; i < nc; i++)
-    if (!is_type(ts_node_named_child(n, i), "comment")) count++;
+    if (!sym_is(ts_node_named_child(n, i), S_comment)) count++;
   e->items = count ? b_alloc(b, count * sizeof *e->items) : NULL;
   if (b->err) return;
   for (uint32_t i = 0; i < nc; i++) {
     TSNode c = ts_node_named_child(n, i);
-    if (is_type(c, "comment")) continue;
+    if (sym_is(c, S_comment)) continue;
     e->items[e->n_items++] = conv_expr(b, c);
   }
 }
@@ -310,11 +355,12 @@ static akg_sketch_expr *conv_expr(sketch_builder *b, TSNode n) {
     return NULL;
   }
   const char *t = ts_node_type(n);
+  TSSymbol sym = ts_node_symbol(n);
   akg_sketch_expr *e = NULL;
-  if (strcmp(t, "identifier") == 0) {
+  if (sym == sketch_syms[S_identifier]) {
     e = new_expr(b, AKG_SKETCH_EXPR_NAME, n);
     if (e) e->text = b_text(b, n);
-  } else if (strcmp(t, "integer") == 0) {
+  } else if (sym == sketch_syms[S_integer]) {
     e = new_expr(b, AKG_SKETCH_EXPR_INT, n);
     if (e) {
       bool overflow;
@@ -322,7 +368,7 @@ static akg_sketch_expr *conv_expr(sketch_builder *b, TSNode n) {
       e->ival = parse_int(e->text, &overflow);
       if (overflow) b_error(b, e->span, "integer literal %s does not fit in 64 bits", e->text);
     }
-  } else if (strcmp(t, "float") == 0) {
+  } else if (sym == sketch_syms[S_float]) {
     e = new_expr(b, AKG_SKETCH_EXPR_FLOAT, n);
     if (e) {
       e->text = b_text(b, n);
@@ -333,42 +379,42 @@ static akg_sketch_expr *conv_expr(sketch_builder *b, TSNode n) {
       buf[k] = '\0';
       e->fval = strtod(buf, NULL);
     }
-  } else if (strcmp(t, "string") == 0) {
+  } else if (sym == sketch_syms[S_string]) {
     e = new_expr(b, AKG_SKETCH_EXPR_STRING, n);
     if (e) e->text = unquote(b, n);
-  } else if (strcmp(t, "true") == 0 || strcmp(t, "false") == 0) {
+  } else if (sym == sketch_syms[S_true] || sym == sketch_syms[S_false]) {
     e = new_expr(b, AKG_SKETCH_EXPR_BOOL, n);
     if (e) {
       e->ival = t[0] == 't';
       e->text = t[0] == 't' ? "True" : "False";
     }
-  } else if (strcmp(t, "none") == 0) {
+  } else if (sym == sketch_syms[S_none]) {
     e = new_expr(b, AKG_SKETCH_EXPR_NONE, n);
     if (e) e->text = "None";
-  } else if (strcmp(t, "parenthesized_expression") == 0) {
+  } else if (sym == sketch_syms[S_parenthesized_expression]) {
     TSNode inner = ts_node_named_child(n, 0);
     for (uint32_t i = 0; i < ts_node_named_child_count(n); i++)
-      if (!is_type(ts_node_named_child(n, i), "comment")) {
+      if (!sym_is(ts_node_named_child(n, i), S_comment)) {
         inner = ts_node_named_child(n, i);
         break;
       }
     e = conv_expr(b, inner);
-  } else if (strcmp(t, "list") == 0) {
+  } else if (sym == sketch_syms[S_list]) {
     e = new_expr(b, AKG_SKETCH_EXPR_LIST, n);
     if (e) conv_items(b, e, n);
-  } else if (strcmp(t, "expression_list") == 0) {
+  } else if (sym == sketch_syms[S_expression_list]) {
     e = new_expr(b, AKG_SKETCH_EXPR_TUPLE, n);
     if (e) conv_items(b, e, n);
-  } else if (strcmp(t, "call") == 0) {
+  } else if (sym == sketch_syms[S_call]) {
     e = new_expr(b, AKG_SKETCH_EXPR_CALL, n);
     if (e) {
-      e->text = b_text(b, ts_node_child_by_field_name(n, "function", 8));
-      conv_arguments(b, e, ts_node_child_by_field_name(n, "arguments", 9));
+      e->text = b_text(b, field_child(n, F_function));
+      conv_arguments(b, e, field_child(n, F_arguments));
     }
-  } else if (strcmp(t, "subscript") == 0) {
+  } else if (sym == sketch_syms[S_subscript]) {
     e = new_expr(b, AKG_SKETCH_EXPR_SUBSCRIPT, n);
     if (e) {
-      e->a = conv_field(b, n, "value");
+      e->a = conv_field(b, n, F_value);
       uint32_t cc;
       sketch_child *ch = children_of(b, n, &cc);
       size_t count = 0;
@@ -378,26 +424,26 @@ static akg_sketch_expr *conv_expr(sketch_builder *b, TSNode n) {
         if (field_is(&ch[i], "index")) e->items[e->n_items++] = conv_expr(b, ch[i].node);
       free(ch);
     }
-  } else if (strcmp(t, "slice") == 0) {
+  } else if (sym == sketch_syms[S_slice]) {
     e = new_expr(b, AKG_SKETCH_EXPR_SLICE, n);
     if (e) {
-      e->a = conv_field(b, n, "start");
-      e->b = conv_field(b, n, "stop");
-      e->c = conv_field(b, n, "step");
+      e->a = conv_field(b, n, F_start);
+      e->b = conv_field(b, n, F_stop);
+      e->c = conv_field(b, n, F_step);
     }
-  } else if (strcmp(t, "unary_operator") == 0 || strcmp(t, "not_operator") == 0) {
+  } else if (sym == sketch_syms[S_unary_operator] || sym == sketch_syms[S_not_operator]) {
     e = new_expr(b, AKG_SKETCH_EXPR_UNARY, n);
     if (e) {
-      e->text = t[0] == 'n' ? "not" : b_text(b, ts_node_child_by_field_name(n, "operator", 8));
-      e->a = conv_field(b, n, "argument");
+      e->text = t[0] == 'n' ? "not" : b_text(b, field_child(n, F_operator));
+      e->a = conv_field(b, n, F_argument);
     }
-  } else if (strcmp(t, "binary_operator") == 0 || strcmp(t, "comparison_operator") == 0 ||
-             strcmp(t, "boolean_operator") == 0) {
+  } else if (sym == sketch_syms[S_binary_operator] || sym == sketch_syms[S_comparison_operator] ||
+             sym == sketch_syms[S_boolean_operator]) {
     e = new_expr(b, AKG_SKETCH_EXPR_BINARY, n);
     if (e) {
-      e->text = b_text(b, ts_node_child_by_field_name(n, "operator", 8));
-      e->a = conv_field(b, n, "left");
-      e->b = conv_field(b, n, "right");
+      e->text = b_text(b, field_child(n, F_operator));
+      e->a = conv_field(b, n, F_left);
+      e->b = conv_field(b, n, F_right);
     }
   } else {
     b_error(b, node_span(n), "syntax error: unexpected %s", t);
@@ -412,11 +458,29 @@ typedef struct {
   sketch_hint *hints;
   size_t n_hints, cap_hints;
   const char **comments;
+  uint32_t *comment_cols; /* column of each pending comment */
   size_t n_comments, cap_comments;
   TSNode first_decorator;
+  bool blank;       /* a blank line since the previous statement of this block */
+  int64_t last_row; /* last line of the previous element of this block, -1: none yet */
 } sketch_pending;
 
-static bool pending_push_comment(sketch_builder *b, sketch_pending *p, const char *c) {
+#define SKETCH_PENDING_INIT {.last_row = -1}
+
+static void pending_free(sketch_pending *p) {
+  free(p->hints);
+  free(p->comments);
+  free(p->comment_cols);
+}
+
+/* Notes an element (comment, decorator, statement) spanning rows first..last
+ * of the current block, to find the blank lines between statements. */
+static void pending_see_rows(sketch_pending *p, uint32_t first, uint32_t last) {
+  if (p->last_row >= 0 && (int64_t)first > p->last_row + 1) p->blank = true;
+  if ((int64_t)last > p->last_row) p->last_row = last;
+}
+
+static bool pending_push_comment_at(sketch_builder *b, sketch_pending *p, const char *c, uint32_t col) {
   if (p->n_comments == p->cap_comments) {
     size_t cap = p->cap_comments ? p->cap_comments * 2 : 4;
     const char **n = realloc(p->comments, cap * sizeof *n);
@@ -425,10 +489,32 @@ static bool pending_push_comment(sketch_builder *b, sketch_pending *p, const cha
       return false;
     }
     p->comments = n;
+    uint32_t *cols = realloc(p->comment_cols, cap * sizeof *cols);
+    if (!cols) {
+      b->err = -ENOMEM;
+      return false;
+    }
+    p->comment_cols = cols;
     p->cap_comments = cap;
   }
+  p->comment_cols[p->n_comments] = col;
   p->comments[p->n_comments++] = c;
   return true;
+}
+
+static bool pending_push_comment(sketch_builder *b, sketch_pending *p, TSNode comment) {
+  return pending_push_comment_at(b, p, b_text(b, comment), ts_node_start_point(comment).column);
+}
+
+/* Moves the pending comments from index `from` on to the end of `to`. */
+static void pending_move_comments(sketch_builder *b, sketch_pending *from_p, size_t from, sketch_pending *to) {
+  if (from >= from_p->n_comments) return;
+  for (size_t i = from; i < from_p->n_comments && !b->err; i++)
+    pending_push_comment_at(b, to, from_p->comments[i], from_p->comment_cols[i]);
+  from_p->n_comments = from;
+  /* a blank line among them separates them from what came before */
+  if (from_p->blank) to->blank = true;
+  from_p->blank = false;
 }
 
 static void pending_take_comments(sketch_builder *b, sketch_pending *p, sketch_comments *out) {
@@ -456,18 +542,23 @@ static void conv_decorator(sketch_builder *b, sketch_pending *p, TSNode n) {
   }
   sketch_hint *h = &p->hints[p->n_hints++];
   memset(h, 0, sizeof *h);
-  TSNode name = ts_node_child_by_field_name(n, "name", 4);
+  TSNode name = field_child(n, F_name);
   h->name = b_text(b, name);
   h->name_span = node_span(name);
-  h->span = node_span(n);
-  TSNode args = ts_node_child_by_field_name(n, "arguments", 9);
+  TSNode args = field_child(n, F_arguments);
+  h->span = node_span(n); /* ends at its arguments: the line break is not part of it */
+  if (!ts_node_is_null(args)) {
+    TSPoint e = ts_node_end_point(args);
+    h->span.end_line = e.row;
+    h->span.end_col = e.column;
+  }
   uint32_t nc = ts_node_named_child_count(args);
   h->args = nc ? b_alloc(b, nc * sizeof *h->args) : NULL;
   h->arg_spans = nc ? b_alloc(b, nc * sizeof *h->arg_spans) : NULL;
   for (uint32_t i = 0; i < nc && !b->err; i++) {
     TSNode a = ts_node_named_child(args, i);
-    if (is_type(a, "comment")) continue;
-    if (!is_type(a, "string")) {
+    if (sym_is(a, S_comment)) continue;
+    if (!sym_is(a, S_string)) {
       b_error(b, node_span(a), "@%s arguments must be string literals, e.g. @llm_hint(\"parallel\", \"grididx\")",
               h->name);
       return;
@@ -478,7 +569,7 @@ static void conv_decorator(sketch_builder *b, sketch_pending *p, TSNode n) {
 }
 
 static void conv_block_into(sketch_builder *b, TSNode container, sketch_block *out, sketch_comments *tail,
-                            sketch_pending *inherited);
+                            sketch_pending *p, sketch_pending *outer);
 
 static void fill_alloc(sketch_builder *b, akg_sketch_stmt *st) {
   akg_sketch_expr *call = st->value;
@@ -532,25 +623,23 @@ static akg_sketch_stmt *conv_statement(sketch_builder *b, TSNode n, sketch_pendi
     p->n_hints = 0;
   }
   pending_take_comments(b, p, &st->leading);
+  st->blank_before = p->blank;
+  p->blank = false;
   const char *t = ts_node_type(n);
-  if (strcmp(t, "for_statement") == 0) {
+  TSSymbol sym = ts_node_symbol(n);
+  if (sym == sketch_syms[S_for_statement]) {
     st->kind = AKG_SKETCH_STMT_FOR;
-    TSNode var = ts_node_child_by_field_name(n, "variable", 8);
+    TSNode var = field_child(n, F_variable);
     st->var = b_text(b, var);
     st->var_span = node_span(var);
-    st->iter = conv_field(b, n, "iterable");
+    st->iter = conv_field(b, n, F_iterable);
     fill_range(st);
-    sketch_pending inner = {0};
-    conv_block_into(b, n, &st->body[0], &st->tail, &inner);
-    free(inner.hints);
-    free(inner.comments);
-  } else if (strcmp(t, "if_statement") == 0 || strcmp(t, "elif_clause") == 0) {
+    sketch_pending inner = SKETCH_PENDING_INIT;
+    conv_block_into(b, n, &st->body[0], &st->tail, &inner, p);
+    pending_free(&inner);
+  } else if (sym == sketch_syms[S_if_statement] || sym == sketch_syms[S_elif_clause]) {
     st->kind = AKG_SKETCH_STMT_IF;
-    st->cond = conv_field(b, n, "condition");
-    sketch_pending inner = {0};
-    conv_block_into(b, n, &st->body[0], &st->tail, &inner);
-    free(inner.hints);
-    free(inner.comments);
+    st->cond = conv_field(b, n, F_condition);
     /* alternatives: elif chains become nested IFs in the else branch */
     uint32_t cc;
     sketch_child *ch = children_of(b, n, &cc);
@@ -559,13 +648,18 @@ static akg_sketch_stmt *conv_statement(sketch_builder *b, TSNode n, sketch_pendi
     for (uint32_t i = 0; ch && i < cc && na < 64; i++)
       if (field_is(&ch[i], "alternative")) alts[na++] = ch[i].node;
     free(ch);
+    /* Comments written at the if's own indentation after its block come
+     * before the elif/else (or, without one, before the next statement). */
+    sketch_pending before_alt = SKETCH_PENDING_INIT;
+    sketch_pending inner = SKETCH_PENDING_INIT;
+    conv_block_into(b, n, &st->body[0], &st->tail, &inner, na ? &before_alt : p);
+    pending_free(&inner);
     akg_sketch_stmt *cur = st;
     for (size_t i = 0; i < na && !b->err; i++) {
-      if (is_type(alts[i], "elif_clause")) {
-        sketch_pending none = {0};
-        akg_sketch_stmt *elif = conv_statement(b, alts[i], &none);
-        free(none.hints);
-        free(none.comments);
+      pending_take_comments(b, &before_alt, &cur->else_leading);
+      bool last_alt = i + 1 == na;
+      if (sym_is(alts[i], S_elif_clause)) {
+        akg_sketch_stmt *elif = conv_statement(b, alts[i], last_alt ? p : &before_alt);
         if (!elif) break;
         cur->body[1].items = b_alloc(b, sizeof *cur->body[1].items);
         if (!cur->body[1].items) break;
@@ -574,18 +668,16 @@ static akg_sketch_stmt *conv_statement(sketch_builder *b, TSNode n, sketch_pendi
         cur->else_is_elif = true;
         cur = elif;
       } else {
-        TSNode blk = ts_node_child_by_field_name(alts[i], "body", 4);
-        sketch_pending inner2 = {0};
-        sketch_comments ignored;
-        conv_block_into(b, ts_node_is_null(blk) ? alts[i] : alts[i], &cur->body[1], &ignored, &inner2);
-        free(inner2.hints);
-        free(inner2.comments);
+        sketch_pending inner2 = SKETCH_PENDING_INIT;
+        conv_block_into(b, alts[i], &cur->body[1], &cur->else_tail, &inner2, p);
+        pending_free(&inner2);
       }
     }
-  } else if (strcmp(t, "load_statement") == 0 || strcmp(t, "store_statement") == 0) {
+    pending_free(&before_alt);
+  } else if (sym == sketch_syms[S_load_statement] || sym == sketch_syms[S_store_statement]) {
     st->kind = t[0] == 'l' ? AKG_SKETCH_STMT_LOAD : AKG_SKETCH_STMT_STORE;
-    st->src = conv_field(b, n, "source");
-    st->dst = conv_field(b, n, "target");
+    st->src = conv_field(b, n, F_source);
+    st->dst = conv_field(b, n, F_target);
     uint32_t cc;
     sketch_child *ch = children_of(b, n, &cc);
     size_t no = 0;
@@ -598,23 +690,23 @@ static akg_sketch_stmt *conv_statement(sketch_builder *b, TSNode n, sketch_pendi
     for (uint32_t i = 0; ch && i < cc && !b->err; i++) {
       if (!field_is(&ch[i], "option")) continue;
       TSNode kw = ch[i].node;
-      TSNode name = ts_node_child_by_field_name(kw, "name", 4);
+      TSNode name = field_child(kw, F_name);
       st->opt_names[st->n_opts] = b_text(b, name);
       st->opt_spans[st->n_opts] = node_span(name);
-      st->opt_values[st->n_opts] = conv_field(b, kw, "value");
+      st->opt_values[st->n_opts] = conv_field(b, kw, F_value);
       st->n_opts++;
     }
     free(ch);
-  } else if (strcmp(t, "assignment") == 0) {
+  } else if (sym == sketch_syms[S_assignment]) {
     st->kind = AKG_SKETCH_STMT_ASSIGN;
-    TSNode left = ts_node_child_by_field_name(n, "left", 4);
-    if (is_type(left, "pattern_list")) {
+    TSNode left = field_child(n, F_left);
+    if (sym_is(left, S_pattern_list)) {
       uint32_t nc = ts_node_named_child_count(left);
       st->targets = b_alloc(b, nc * sizeof *st->targets);
       st->target_spans = b_alloc(b, nc * sizeof *st->target_spans);
       for (uint32_t i = 0; i < nc && !b->err; i++) {
         TSNode c = ts_node_named_child(left, i);
-        if (is_type(c, "comment")) continue;
+        if (sym_is(c, S_comment)) continue;
         st->target_spans[st->n_targets] = node_span(c);
         st->targets[st->n_targets++] = b_text(b, c);
       }
@@ -627,22 +719,36 @@ static akg_sketch_stmt *conv_statement(sketch_builder *b, TSNode n, sketch_pendi
         st->n_targets = 1;
       }
     }
-    st->op = b_text(b, ts_node_child_by_field_name(n, "operator", 8));
-    st->value = conv_field(b, n, "right");
+    st->op = b_text(b, field_child(n, F_operator));
+    st->value = conv_field(b, n, F_right);
     if (!b->err && st->value && st->value->kind == AKG_SKETCH_EXPR_CALL && strcmp(st->value->text, "alloc") == 0 &&
         st->n_targets == 1 && strcmp(st->op, "=") == 0) {
       st->kind = AKG_SKETCH_STMT_ALLOC;
       fill_alloc(b, st);
     }
-  } else if (strcmp(t, "expression_statement") == 0) {
+  } else if (sym == sketch_syms[S_expression_statement]) {
     st->kind = AKG_SKETCH_STMT_CALL;
     st->value = conv_expr(b, ts_node_named_child(n, 0));
-  } else if (strcmp(t, "pass_statement") == 0) {
+  } else if (sym == sketch_syms[S_pass_statement]) {
     st->kind = AKG_SKETCH_STMT_PASS;
   } else {
     b_error(b, st->span, "syntax error: unexpected %s", t);
   }
   return b->err ? NULL : st;
+}
+
+static bool is_statement_node(TSNode n) {
+  TSSymbol t = ts_node_symbol(n);
+  return t == sketch_syms[S_for_statement] || t == sketch_syms[S_if_statement] ||
+         t == sketch_syms[S_load_statement] || t == sketch_syms[S_store_statement] ||
+         t == sketch_syms[S_assignment] || t == sketch_syms[S_expression_statement] ||
+         t == sketch_syms[S_pass_statement];
+}
+
+static bool is_section_node(TSNode n) {
+  TSSymbol t = ts_node_symbol(n);
+  return t == sketch_syms[S_symbols_section] || t == sketch_syms[S_tensors_section] ||
+         t == sketch_syms[S_constexpr_section] || t == sketch_syms[S_params_section];
 }
 
 static bool is_statement_type(const char *t) {
@@ -676,33 +782,51 @@ static void vec_push(sketch_builder *b, stmt_vec *v, akg_sketch_stmt *st) {
  * container is a for/if/else node, its own comments first, then its block). */
 static void conv_children(sketch_builder *b, TSNode container, stmt_vec *v, sketch_pending *p,
                           akg_sketch_stmt **last) {
-  uint32_t cc = ts_node_child_count(container);
-  for (uint32_t i = 0; i < cc && !b->err; i++) {
-    TSNode c = ts_node_child(container, i);
-    const char *t = ts_node_type(c);
-    if (strcmp(t, "comment") == 0) {
-      const char *text = b_text(b, c);
-      if (*last && !(*last)->trailing && ts_node_start_point(c).row == (*last)->span.end_line &&
-          (*last)->kind != AKG_SKETCH_STMT_FOR && (*last)->kind != AKG_SKETCH_STMT_IF)
-        (*last)->trailing = text;
-      else
-        pending_push_comment(b, p, text);
-    } else if (strcmp(t, "decorator") == 0) {
+  TSTreeCursor cur = ts_tree_cursor_new(container);
+  for (bool more = ts_tree_cursor_goto_first_child(&cur); more && !b->err;
+       more = ts_tree_cursor_goto_next_sibling(&cur)) {
+    TSNode c = ts_tree_cursor_current_node(&cur);
+    if (sym_is(c, S_comment)) {
+      TSPoint at = ts_node_start_point(c);
+      if (*last && !(*last)->trailing && at.row == (*last)->span.end_line &&
+          (*last)->kind != AKG_SKETCH_STMT_FOR && (*last)->kind != AKG_SKETCH_STMT_IF) {
+        (*last)->trailing = b_text(b, c);
+      } else {
+        pending_see_rows(p, at.row, at.row);
+        pending_push_comment(b, p, c);
+      }
+    } else if (sym_is(c, S_decorator)) {
       conv_decorator(b, p, c);
-    } else if (strcmp(t, "block") == 0) {
+      if (p->n_hints) pending_see_rows(p, p->hints[p->n_hints - 1].span.line, p->hints[p->n_hints - 1].span.end_line);
+    } else if (sym_is(c, S_block)) {
       conv_children(b, c, v, p, last);
-    } else if (is_statement_type(t)) {
+    } else if (is_statement_node(c)) {
+      pending_see_rows(p, ts_node_start_point(c).row, ts_node_start_point(c).row);
       akg_sketch_stmt *st = conv_statement(b, c, p);
       if (st) {
+        pending_see_rows(p, st->span.line, st->span.end_line);
         vec_push(b, v, st);
         *last = st;
       }
     }
   }
+  ts_tree_cursor_delete(&cur);
 }
 
+/* Ends a block. Comments after its last statement stay in the block (tail)
+ * while they are indented like its statements; from the first one written
+ * further left on, they belong to the enclosing level and move to `outer`
+ * (when given), so that they stay in front of the statement that follows. */
 static void finish_block(sketch_builder *b, stmt_vec *v, sketch_pending *p, sketch_block *out,
-                         sketch_comments *tail) {
+                         sketch_comments *tail, sketch_pending *outer) {
+  if (outer && v->n) {
+    uint32_t body_col = v->items[0]->span.col;
+    for (size_t i = 0; i < p->n_comments; i++)
+      if (p->comment_cols[i] < body_col) {
+        pending_move_comments(b, p, i, outer);
+        break;
+      }
+  }
   if (p->n_hints && !b->err)
     b_error(b, node_span(p->first_decorator), "@%s is not followed by a statement it could apply to",
             p->hints[0].name);
@@ -720,21 +844,22 @@ static void finish_block(sketch_builder *b, stmt_vec *v, sketch_pending *p, sket
 }
 
 static void conv_block_into(sketch_builder *b, TSNode container, sketch_block *out, sketch_comments *tail,
-                            sketch_pending *p) {
+                            sketch_pending *p, sketch_pending *outer) {
   stmt_vec v = {0};
   akg_sketch_stmt *last = NULL;
-  uint32_t cc = ts_node_child_count(container);
-  for (uint32_t i = 0; i < cc && !b->err; i++) {
-    TSNode c = ts_node_child(container, i);
-    const char *t = ts_node_type(c);
-    if (strcmp(t, "comment") == 0) {
-      pending_push_comment(b, p, b_text(b, c));
-    } else if (strcmp(t, "block") == 0) {
+  TSTreeCursor cur = ts_tree_cursor_new(container);
+  for (bool more = ts_tree_cursor_goto_first_child(&cur); more && !b->err;
+       more = ts_tree_cursor_goto_next_sibling(&cur)) {
+    TSNode c = ts_tree_cursor_current_node(&cur);
+    if (sym_is(c, S_comment)) {
+      pending_push_comment(b, p, c);
+    } else if (sym_is(c, S_block)) {
       conv_children(b, c, &v, p, &last);
       break; /* alternatives of an if are handled by the caller */
     }
   }
-  finish_block(b, &v, p, out, tail);
+  ts_tree_cursor_delete(&cur);
+  finish_block(b, &v, p, out, tail, outer);
 }
 
 /* ---- header sections ----------------------------------------------------------------- */
@@ -755,11 +880,10 @@ static void *grow(sketch_builder *b, void *items, size_t *n, size_t add, size_t 
 
 static void conv_section(sketch_builder *b, TSNode n) {
   akg_sketch *s = b->s;
-  const char *t = ts_node_type(n);
   uint32_t cc;
   sketch_child *ch = children_of(b, n, &cc);
   if (!ch) return;
-  if (strcmp(t, "symbols_section") == 0) {
+  if (sym_is(n, S_symbols_section)) {
     s->symbols = grow(b, s->symbols, &s->n_symbols, count_field(ch, cc, "symbol"), sizeof *s->symbols);
     for (uint32_t i = 0; i < cc && !b->err; i++) {
       if (!field_is(&ch[i], "symbol")) continue;
@@ -768,16 +892,16 @@ static void conv_section(sketch_builder *b, TSNode n) {
       s->symbols[s->n_symbols].span = node_span(c);
       s->n_symbols++;
     }
-  } else if (strcmp(t, "tensors_section") == 0) {
+  } else if (sym_is(n, S_tensors_section)) {
     s->tensors = grow(b, s->tensors, &s->n_tensors, count_field(ch, cc, "tensor"), sizeof *s->tensors);
     for (uint32_t i = 0; i < cc && !b->err; i++) {
       if (!field_is(&ch[i], "tensor")) continue;
       TSNode c = ch[i].node;
       sketch_tensor *tn = &s->tensors[s->n_tensors];
       memset(tn, 0, sizeof *tn);
-      TSNode name = ts_node_child_by_field_name(c, "name", 4);
-      TSNode dtype = ts_node_child_by_field_name(c, "dtype", 5);
-      TSNode shape = ts_node_child_by_field_name(c, "shape", 5);
+      TSNode name = field_child(c, F_name);
+      TSNode dtype = field_child(c, F_dtype);
+      TSNode shape = field_child(c, F_shape);
       tn->name = b_text(b, name);
       tn->span = node_span(name);
       tn->dtype_text = b_text(b, dtype);
@@ -796,29 +920,29 @@ static void conv_section(sketch_builder *b, TSNode n) {
       }
       s->n_tensors++;
     }
-  } else if (strcmp(t, "constexpr_section") == 0) {
+  } else if (sym_is(n, S_constexpr_section)) {
     s->consts = grow(b, s->consts, &s->n_consts, count_field(ch, cc, "constant"), sizeof *s->consts);
     for (uint32_t i = 0; i < cc && !b->err; i++) {
       if (!field_is(&ch[i], "constant")) continue;
       TSNode c = ch[i].node;
       sketch_const *k = &s->consts[s->n_consts];
       memset(k, 0, sizeof *k);
-      TSNode name = ts_node_child_by_field_name(c, "name", 4);
+      TSNode name = field_child(c, F_name);
       k->name = b_text(b, name);
       k->span = node_span(name);
-      k->value = conv_field(b, c, "value");
+      k->value = conv_field(b, c, F_value);
       k->tunable = k->value && k->value->kind == AKG_SKETCH_EXPR_CALL && strcmp(k->value->text, "tune") == 0;
       s->n_consts++;
     }
-  } else if (strcmp(t, "params_section") == 0) {
+  } else if (sym_is(n, S_params_section)) {
     s->params = grow(b, s->params, &s->n_params, count_field(ch, cc, "parameter"), sizeof *s->params);
     for (uint32_t i = 0; i < cc && !b->err; i++) {
       if (!field_is(&ch[i], "parameter")) continue;
       TSNode c = ch[i].node;
       sketch_param *pm = &s->params[s->n_params];
       memset(pm, 0, sizeof *pm);
-      TSNode name = ts_node_child_by_field_name(c, "name", 4);
-      TSNode dtype = ts_node_child_by_field_name(c, "dtype", 5);
+      TSNode name = field_child(c, F_name);
+      TSNode dtype = field_child(c, F_dtype);
       pm->name = b_text(b, name);
       pm->span = node_span(name);
       if (!ts_node_is_null(dtype)) {
@@ -826,7 +950,7 @@ static void conv_section(sketch_builder *b, TSNode n) {
         pm->dtype_span = node_span(dtype);
         pm->dtype = akg_dtype_from_name(pm->dtype_text);
       }
-      pm->def = conv_field(b, c, "value");
+      pm->def = conv_field(b, c, F_value);
       s->n_params++;
     }
   }
@@ -844,7 +968,7 @@ static akg_sketch *conv_sketch(sketch_builder *b, TSNode n, sketch_comments *lea
   s->arena = arena;
   b->s = s;
   s->span = node_span(n);
-  TSNode name = ts_node_child_by_field_name(n, "name", 4);
+  TSNode name = field_child(n, F_name);
   s->name = b_text(b, name);
   s->name_span = node_span(name);
   if (leading && leading->n) {
@@ -856,14 +980,14 @@ static akg_sketch *conv_sketch(sketch_builder *b, TSNode n, sketch_comments *lea
     if (!b->err) s->leading.n = leading->n;
   }
   stmt_vec v = {0};
-  sketch_pending p = {0};
+  sketch_pending p = SKETCH_PENDING_INIT;
   akg_sketch_stmt *last = NULL;
   bool in_header = true;
-  uint32_t cc = ts_node_child_count(n);
-  for (uint32_t i = 0; i < cc && !b->err; i++) {
-    TSNode c = ts_node_child(n, i);
-    const char *t = ts_node_type(c);
-    if (strstr(t, "_section")) {
+  TSTreeCursor cur = ts_tree_cursor_new(n);
+  for (bool more = ts_tree_cursor_goto_first_child(&cur); more && !b->err;
+       more = ts_tree_cursor_goto_next_sibling(&cur)) {
+    TSNode c = ts_tree_cursor_current_node(&cur);
+    if (is_section_node(c)) {
       conv_section(b, c);
       if (p.n_comments) {
         /* comments among the header sections stay in the header */
@@ -877,33 +1001,50 @@ static akg_sketch *conv_sketch(sketch_builder *b, TSNode n, sketch_comments *lea
           s->header.n += hc.n;
         }
       }
+      /* The line break that ends a section is read after the comment lines
+       * that follow it, so those comments are children of the section:
+       * they go with what comes next (a section or the first statement). */
+      TSTreeCursor sc = ts_tree_cursor_new(c);
+      uint32_t section_row = ts_node_start_point(c).row;
+      for (bool m = ts_tree_cursor_goto_first_child(&sc); m; m = ts_tree_cursor_goto_next_sibling(&sc)) {
+        TSNode k = ts_tree_cursor_current_node(&sc);
+        if (sym_is(k, S_comment) && ts_node_start_point(k).row > section_row) pending_push_comment(b, &p, k);
+      }
+      ts_tree_cursor_delete(&sc);
       continue;
     }
-    if (strcmp(t, "comment") == 0 && in_header && ts_node_start_point(c).row == s->span.line) {
+    if (sym_is(c, S_comment) && in_header && ts_node_start_point(c).row == s->span.line) {
       continue; /* a comment after `sketch NAME {` is dropped with the brace line */
     }
-    if (strcmp(t, "comment") == 0) {
-      const char *text = b_text(b, c);
-      if (last && !last->trailing && ts_node_start_point(c).row == last->span.end_line &&
-          last->kind != AKG_SKETCH_STMT_FOR && last->kind != AKG_SKETCH_STMT_IF)
-        last->trailing = text;
-      else
-        pending_push_comment(b, &p, text);
-    } else if (strcmp(t, "decorator") == 0) {
+    if (sym_is(c, S_comment)) {
+      TSPoint at = ts_node_start_point(c);
+      if (last && !last->trailing && at.row == last->span.end_line && last->kind != AKG_SKETCH_STMT_FOR &&
+          last->kind != AKG_SKETCH_STMT_IF) {
+        last->trailing = b_text(b, c);
+      } else {
+        pending_see_rows(&p, at.row, at.row);
+        pending_push_comment(b, &p, c);
+      }
+    } else if (sym_is(c, S_decorator)) {
       in_header = false;
       conv_decorator(b, &p, c);
-    } else if (is_statement_type(t)) {
+      if (p.n_hints) pending_see_rows(&p, p.hints[p.n_hints - 1].span.line, p.hints[p.n_hints - 1].span.end_line);
+    } else if (is_statement_node(c)) {
       in_header = false;
+      pending_see_rows(&p, ts_node_start_point(c).row, ts_node_start_point(c).row);
       akg_sketch_stmt *st = conv_statement(b, c, &p);
       if (st) {
+        pending_see_rows(&p, st->span.line, st->span.end_line);
         vec_push(b, &v, st);
         last = st;
       }
     }
+    /* the blank line after the header is always printed: count from the first statement on */
+    if (in_header) p.last_row = -1;
   }
-  finish_block(b, &v, &p, &s->body, &s->tail);
-  free(p.hints);
-  free(p.comments);
+  ts_tree_cursor_delete(&cur);
+  finish_block(b, &v, &p, &s->body, &s->tail, NULL);
+  pending_free(&p);
   return s;
 }
 
@@ -930,6 +1071,7 @@ int akg_sketch_parse_all(const char *text, size_t len, akg_sketch ***out, size_t
     akg_sketch_diag_add(diags, AKG_SKETCH_ERROR, sp, "sketch text contains a NUL byte");
     return -EINVAL;
   }
+  pthread_once(&sketch_ids_once, sketch_ids_init);
   TSParser *parser = ts_parser_new();
   if (!parser) return -ENOMEM;
   ts_parser_set_language(parser, (const TSLanguage *)tree_sitter_sketch());
@@ -951,7 +1093,7 @@ int akg_sketch_parse_all(const char *text, size_t len, akg_sketch ***out, size_t
   uint32_t cc = ts_node_named_child_count(root);
   size_t ns = 0;
   for (uint32_t i = 0; i < cc; i++)
-    if (is_type(ts_node_named_child(root, i), "sketch")) ns++;
+    if (sym_is(ts_node_named_child(root, i), S_sketch)) ns++;
   if (ns == 0) {
     akg_sketch_span sp = {0, 0, 0, 0};
     b_error(&b, sp, "no sketch found: a sketch starts with `sketch NAME {`%s", "");
@@ -968,7 +1110,7 @@ int akg_sketch_parse_all(const char *text, size_t len, akg_sketch ***out, size_t
   size_t k = 0;
   for (uint32_t i = 0; i < cc && !b.err; i++) {
     TSNode c = ts_node_named_child(root, i);
-    if (is_type(c, "comment")) {
+    if (sym_is(c, S_comment)) {
       if (npending < 64) {
         uint32_t s0 = ts_node_start_byte(c);
         pending[npending++] = text + s0; /* copied below, bounded by the node */

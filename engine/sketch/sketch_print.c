@@ -5,7 +5,9 @@
  * symbols, tensors, constexpr, params (one line each), a blank line before
  * the body, one statement per line, minimal parentheses, integers in
  * decimal, strings in double quotes. Comments are kept where they were
- * attached (above a statement, after it on its line, or at a block's end).
+ * attached (above a statement, after it on its line, at a block's end, or
+ * before an elif/else), and one blank line is kept where statements were
+ * separated by blank lines.
  */
 #include "sketch_internal.h"
 
@@ -225,6 +227,7 @@ static void put_block(sketch_buf *b, const sketch_block *blk, int level);
 
 static void put_stmt(sketch_buf *b, const akg_sketch_stmt *st, int level, bool as_elif) {
   if (!as_elif) {
+    if (st->blank_before) sketch_buf_puts(b, "\n"); /* one blank line at most, as written */
     put_comments(b, &st->leading, level);
     for (size_t h = 0; h < st->n_hints; h++) {
       indent(b, level);
@@ -251,6 +254,7 @@ static void put_stmt(sketch_buf *b, const akg_sketch_stmt *st, int level, bool a
     sketch_buf_puts(b, ":\n");
     put_block(b, &st->body[0], level + 1);
     put_comments(b, &st->tail, level + 1);
+    if (st->body[1].n) put_comments(b, &st->else_leading, level);
     if (st->else_is_elif && st->body[1].n == 1 && st->body[1].items[0]->kind == AKG_SKETCH_STMT_IF &&
         st->body[1].items[0]->n_hints == 0 && st->body[1].items[0]->leading.n == 0) {
       indent(b, level);
@@ -259,6 +263,7 @@ static void put_stmt(sketch_buf *b, const akg_sketch_stmt *st, int level, bool a
       indent(b, level);
       sketch_buf_puts(b, "else:\n");
       put_block(b, &st->body[1], level + 1);
+      put_comments(b, &st->else_tail, level + 1);
     }
     return;
   case AKG_SKETCH_STMT_ALLOC:

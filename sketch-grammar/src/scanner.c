@@ -7,6 +7,11 @@
  * enclosing one and close when it is shallower. Full-line comments never
  * decide indentation: the decision waits for the next line of code. A closing
  * brace ends the open statement and every open block, whatever its column.
+ *
+ * Layout tokens are zero-width. INDENT, DEDENT and a NEWLINE followed by a
+ * change of indentation sit at the end of their line, so blocks end where
+ * their last statement ends; a NEWLINE followed by a line at the same
+ * indentation sits at the start of that line (see the end of scan()).
  */
 #include "tree_sitter/parser.h"
 
@@ -115,6 +120,13 @@ bool tree_sitter_sketch_external_scanner_scan(void *payload, TSLexer *lexer, con
     s->depth--;
     return sketch_emit(lexer, SKETCH_DEDENT);
   }
-  if (valid[SKETCH_NEWLINE]) return sketch_emit(lexer, SKETCH_NEWLINE);
+  if (valid[SKETCH_NEWLINE]) {
+    /* The common case: the next line stays at this indentation, so no INDENT
+     * or DEDENT follows. Ending the token after the indentation makes the
+     * line break and the indentation its padding, so neither this scanner
+     * nor the internal lexer walks over them again for the next token. */
+    if (indent == current) lexer->mark_end(lexer);
+    return sketch_emit(lexer, SKETCH_NEWLINE);
+  }
   return false;
 }

@@ -215,10 +215,98 @@ static void test_limits(void) {
   akg_sketch_diag_list_free(d);
 }
 
+/* print(parse(text)) keeps every comment where it was written: at the outer
+ * indentation before a dedented statement, between an if block and its
+ * else/elif, after the header and at the end of an else block; one blank
+ * line is kept between statements that were separated by blank lines. */
+static void test_comments_kept(void) {
+  static const char text[] =
+      "sketch s {\n"
+      "  symbols: N;\n"
+      "  tensors: x[N]: f32; y[N]: f32;\n"
+      "\n"
+      "  # c-before-loop\n"
+      "  for i in range(0, N, 4):\n"
+      "    t = alloc([4])\n"
+      "    load(x[i:i+4] -> t)\n"
+      "\n"
+      "\n"
+      "    # c-after-blank\n"
+      "    if i > 0:\n"
+      "      t = relu(t)\n"
+      "      # c-if-tail\n"
+      "    # c-before-elif\n"
+      "    elif i > 4:\n"
+      "      t = neg(t)\n"
+      "    # c-before-else\n"
+      "    else:  # c-else-line\n"
+      "      t = exp(t)\n"
+      "      # c-else-tail\n"
+      "    # c-after-if\n"
+      "    store(t -> y[i:i+4])\n"
+      "    # c-for-tail\n"
+      "  # c-outer\n"
+      "  u = 1\n"
+      "  # c-body-tail\n"
+      "}\n";
+  static const char *const expected =
+      "sketch s {\n"
+      "  symbols: N;\n"
+      "  tensors: x[N]: f32; y[N]: f32;\n"
+      "\n"
+      "  # c-before-loop\n"
+      "  for i in range(0, N, 4):\n"
+      "    t = alloc([4])\n"
+      "    load(x[i:i + 4] -> t)\n"
+      "\n"
+      "    # c-after-blank\n"
+      "    if i > 0:\n"
+      "      t = relu(t)\n"
+      "      # c-if-tail\n"
+      "    # c-before-elif\n"
+      "    elif i > 4:\n"
+      "      t = neg(t)\n"
+      "    # c-before-else\n"
+      "    else:\n"
+      "      # c-else-line\n"
+      "      t = exp(t)\n"
+      "      # c-else-tail\n"
+      "    # c-after-if\n"
+      "    store(t -> y[i:i + 4])\n"
+      "    # c-for-tail\n"
+      "  # c-outer\n"
+      "  u = 1\n"
+      "  # c-body-tail\n"
+      "}\n";
+  round_trip("comments", text);
+  akg_sketch_diag_list *d = akg_sketch_diag_list_new();
+  akg_sketch *s = NULL;
+  int rc = akg_sketch_parse(text, strlen(text), &s, d);
+  EXPECT(rc == 0, "comments: does not parse");
+  char *out = NULL;
+  if (rc == 0 && akg_sketch_print(s, &out) == 0) {
+    EXPECT(strcmp(out, expected) == 0, "comments: printed\n%s\nexpected\n%s", out, expected);
+    /* every comment of the input is in the output, once */
+    for (const char *c = strstr(text, "# "); c; c = strstr(c + 1, "# ")) {
+      char word[32];
+      size_t n = strcspn(c + 2, "\n");
+      snprintf(word, sizeof word, "# %.*s\n", (int)(n < 20 ? n : 20), c + 2);
+      const char *hit = strstr(out, word);
+      EXPECT(hit && !strstr(hit + 1, word), "comments: '%.*s' is not printed exactly once", (int)n, c + 2);
+    }
+  } else {
+    EXPECT(0, "comments: print failed");
+  }
+  free(out);
+  akg_sketch_free(s);
+  akg_sketch_diag_list_free(d);
+}
+
 int main(int argc, char **argv) {
   root = argc > 1 ? argv[1] : ".";
   test_valid_fixtures();
   test_corpus_round_trip();
+  test_comments_kept();
   test_invalid();
   test_walk_api();
   test_limits();

@@ -78,10 +78,20 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
     if (!ctor)
         return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                     "a convolution layer whose constructor cannot be read");
+    /* the probe's weight shape ([OC, IC/G, k...], transposed [IC, OC/G, k...]) gives the
+     * window when the constructor's value is a tuple argument */
+    char wname[160];
+    snprintf(wname, sizeof wname, "%s.weight", layer->name);
+    const cJSON *wdesc = akg_rule_probe_param(probe, wname);
+    if (read_list(ref, probe, akg_rule_arg(ctor, 2, "kernel_size"), n, -1, c->kernel)) {
+        for (int i = 0; i < n; i++)
+            c->kernel[i] = akg_rule_dim(wdesc, 2 + i);
+    }
+    if (read_list(ref, probe, akg_rule_arg(ctor, 3, "stride"), n, 1, c->stride))
+        return akg_rule_unsupported(ref, layer->range, where, err, errlen,
+                                    "a convolution stride that cannot be read");
     if (read_long(ref, probe, akg_rule_arg(ctor, 0, "in_channels"), -1, &c->in_ch) ||
         read_long(ref, probe, akg_rule_arg(ctor, 1, "out_channels"), -1, &c->out_ch) ||
-        read_list(ref, probe, akg_rule_arg(ctor, 2, "kernel_size"), n, -1, c->kernel) ||
-        read_list(ref, probe, akg_rule_arg(ctor, 3, "stride"), n, 1, c->stride) ||
         c->in_ch <= 0 || c->out_ch <= 0 || c->kernel[0] <= 0)
         return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                     "a convolution whose channels, kernel or stride cannot be read");
@@ -96,8 +106,9 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
         for (int i = 0; i < n; i++)
             c->padding[i] = 0;
     } else if (read_list(ref, probe, pad, n, 0, c->padding)) {
-        return akg_rule_unsupported(ref, layer->range, where, err, errlen,
-                                    "a convolution padding that cannot be read");
+        /* a tuple argument: ModelNew reads the layer's padding at run time */
+        for (int i = 0; i < n; i++)
+            c->padding[i] = -1;
     }
     size_t next = 5;
     if (c->transposed) {
@@ -125,9 +136,10 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
     const akg_expr *mode = akg_rule_arg(ctor, c->transposed ? 9 : 8, "padding_mode");
     if (mode) {
         str = NULL;
+        /* a constructor argument: the kernel reads the layer's padding_mode at run time
+         * (zeros or reflect; the harness's ModelNew raises on others) */
         if (akg_rule_scalar(ref, probe, mode, "padding_mode", &s, &str) != AKG_OK || !str)
-            return akg_rule_unsupported(ref, mode->range, where, err, errlen,
-                                        "a padding_mode that cannot be read");
+            str = "zeros";
         if (!strcmp(str, "reflect"))
             c->reflect = 1;
         else if (strcmp(str, "zeros"))
@@ -232,11 +244,14 @@ static void layer_sketch(akg_buf *b, const conv_layer *c, int li, const char *sr
         snprintf(in2 + l, sizeof in2 - l, "  ");
     }
     akg_buf_appendf(b, "%sfor c0 in range(0, IC%d // G%d, KC):\n", in2, li, li);
-    akg_buf_appendf(b, "%s  pa = alloc([MC, KC], llm_hint=[\"fast\"])\n", in2);
-    if (c->transposed)
-        akg_buf_appendf(b, "%s  load(transpose(w%d[g*(IC%d//G%d)+c0:g*(IC%d//G%d)+c0+KC, m0:m0+MC%s]) -> pa)\n",
+    if (c->transposed) {
+        akg_buf_appendf(b, "%s  pa = alloc([KC, MC], llm_hint=[\"fast\"])\n", in2);
+        akg_buf_appendf(b, "%s  load(w%d[g*(IC%d//G%d)+c0:g*(IC%d//G%d)+c0+KC, m0:m0+MC%s] -> pa)\n",
                         in2, li, li, li, li, li, taps);
-    else
+    } else {
+        akg_buf_appendf(b, "%s  pa = alloc([MC, KC], llm_hint=[\"fast\"])\n", in2);
+    }
+    if (!c->transposed)
         akg_buf_appendf(b, "%s  load(w%d[g*(OC%d//G%d)+m0:g*(OC%d//G%d)+m0+MC, c0:c0+KC%s] -> pa)\n",
                         in2, li, li, li, li, li, taps);
     akg_buf_appendf(b, "%s  pb = alloc([KC, NC], llm_hint=[\"fast\"])\n", in2);
@@ -258,7 +273,7 @@ static void layer_sketch(akg_buf *b, const conv_layer *c, int li, const char *sr
                         last, li, last, li, last, last, li, last, li, last, li, last, last, li, last,
                         li, last, li);
     akg_buf_appendf(b, "%s  @llm_hint(\"vectorize\", \"simd\")\n", in2);
-    akg_buf_appendf(b, "%s  gemm(pa, pb, acc)\n", in2);
+    akg_buf_appendf(b, "%s  gemm(pa, pb, acc%s)\n", in2, c->transposed ? ", trans_a=True" : "");
     if (c->bias) {
         akg_buf_appendf(b, "%s    %s  bt = alloc([MC, 1], llm_hint=[\"fastest\"])\n", ind, sp);
         akg_buf_appendf(b, "%s    %s  load(bias%d[g*(OC%d//G%d)+m0:g*(OC%d//G%d)+m0+MC] -> bt)\n",

@@ -188,14 +188,15 @@ static char *gemm_sketch(const char *name, int tri, int trans_a, int trans_b, lo
     akg_buf_puts(&b, "    for m0 in range(0, M, MC):\n");
     akg_buf_puts(&b, "      for n0 in range(0, N, NC):\n");
     akg_buf_puts(&b, "        for k0 in range(0, K, KC):\n");
+    akg_buf_puts(&b, "          # packing: the panels are stored in op(A)/op(B) order whatever the layout\n");
     akg_buf_puts(&b, "          pa = alloc([MC, KC], llm_hint=[\"medium\"])\n");
     if (trans_a)
-        akg_buf_puts(&b, "          load(transpose(a[z, k0:k0+KC, m0:m0+MC]) -> pa)\n");
+        akg_buf_puts(&b, "          pa = transpose(a[z, k0:k0+KC, m0:m0+MC])\n");
     else
         akg_buf_puts(&b, "          load(a[z, m0:m0+MC, k0:k0+KC] -> pa)\n");
     akg_buf_puts(&b, "          pb = alloc([KC, NC], llm_hint=[\"medium\"])\n");
     if (trans_b)
-        akg_buf_puts(&b, "          load(transpose(b[z, n0:n0+NC, k0:k0+KC]) -> pb)\n");
+        akg_buf_puts(&b, "          pb = transpose(b[z, n0:n0+NC, k0:k0+KC])\n");
     else
         akg_buf_puts(&b, "          load(b[z, k0:k0+KC, n0:n0+NC] -> pb)\n");
     akg_buf_puts(&b, "          for j in range(0, NC, NR):\n");

@@ -1,14 +1,170 @@
 /*
- * rules_pool.c: the built-in Designer's rules for the pool family.
- * (No rule yet: every forward is "not this family".)
+ * rules_pool.c: the built-in Designer's rules for the pooling family.
+ *
+ * forward must return one pooling layer (nn.MaxPool1d/2d/3d, nn.AvgPool1d/2d/3d
+ * made in __init__) applied to a forward input. Window, stride (None: the
+ * window), padding, dilation, ceil_mode, count_include_pad and
+ * divisor_override are read from the constructor through rule_util; ModelNew
+ * builds the same layer from the same arguments and reads its geometry at run
+ * time. The design is direct: one output row per task, OWB outputs at a time
+ * in a vector accumulator, every tap a vectorised pass over the valid span.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "akg/akg.h"
 #include "akg/design.h"
+#include "rule_util.h"
 
-int akg_rules_pool(const akg_reference *ref, const cJSON *probe, const cJSON *feedback, int attempt,
-                   akg_design **out, akg_range *where, char *err, size_t errlen)
+static const char *pool_letters[3][3] = {{"L"}, {"H", "W"}, {"D", "H", "W"}};
+
+static char *pool_sketch(const char *name, int dims, int is_max, long owb)
 {
-    (void)ref, (void)probe, (void)feedback, (void)attempt, (void)where, (void)err, (void)errlen;
+    const char *const *L = pool_letters[dims - 1];
+    const char *last = L[dims - 1];
+    akg_buf b;
+    akg_buf_init(&b, 1 << 16);
+    akg_buf_appendf(&b,
+                    "# %s: direct %s pooling; one output row per task, OWB outputs of the row in a\n"
+                    "# vector accumulator, each window tap a vectorised pass over the outputs whose\n"
+                    "# input is inside the tensor (padded positions are never read%s).\n",
+                    name, is_max ? "max" : "average",
+                    is_max ? ", so they never win" : "; the divisor follows count_include_pad");
+    akg_buf_appendf(&b, "sketch %s {\n  symbols: NC", name);
+    for (int i = 0; i < dims; i++)
+        akg_buf_appendf(&b, ", I%s, O%s, K%s, S%s, P%s, DL%s", L[i], L[i], L[i], L[i], L[i], L[i]);
+    if (!is_max)
+        akg_buf_puts(&b, ", DIV");
+    akg_buf_puts(&b, ";\n  tensors: x[NC");
+    for (int i = 0; i < dims; i++)
+        akg_buf_appendf(&b, ", I%s", L[i]);
+    akg_buf_puts(&b, "]: f32; y[NC");
+    for (int i = 0; i < dims; i++)
+        akg_buf_appendf(&b, ", O%s", L[i]);
+    akg_buf_appendf(&b, "]: f32;\n  constexpr: OWB = tune(%ld%s);\n\n", owb,
+                    owb == 256 ? ", 64, 1024" : ", 256");
+    akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n  for r in range(0, NC):\n");
+    int depth = 0;
+    char pre[64] = "";
+    for (int i = 0; i < dims - 1; i++) {
+        akg_buf_appendf(&b, "    %*sfor o%s in range(0, O%s):\n", 2 * depth, "", L[i], L[i]);
+        depth++;
+        size_t l = strlen(pre);
+        snprintf(pre + l, sizeof pre - l, "o%s, ", L[i]);
+    }
+    akg_buf_appendf(&b, "    %*sfor q0 in range(0, O%s, OWB):\n", 2 * depth, "", last);
+    depth++;
+    akg_buf_appendf(&b, "    %*sacc = alloc([OWB], llm_hint=[\"fastest\", \"accumulator\", \"%s\"])\n",
+                    2 * depth, "", is_max ? "init_neg_inf" : "init_zero");
+    int d0 = depth;
+    for (int i = 0; i < dims; i++) {
+        akg_buf_appendf(&b, "    %*sfor k%s in range(0, K%s):\n", 2 * depth, "", L[i], L[i]);
+        depth++;
+    }
+    akg_buf_appendf(&b, "    %*st = alloc([OWB], llm_hint=[\"fast\"])\n", 2 * depth, "");
+    akg_buf_appendf(&b, "    %*sload(x[r, ", 2 * depth, "");
+    for (int i = 0; i < dims - 1; i++)
+        akg_buf_appendf(&b, "o%s*S%s-P%s+k%s*DL%s, ", L[i], L[i], L[i], L[i], L[i]);
+    akg_buf_appendf(&b, "q0*S%s-P%s+k%s*DL%s:q0*S%s-P%s+k%s*DL%s+OWB*S%s:S%s] -> t)\n", last, last,
+                    last, last, last, last, last, last, last, last);
+    akg_buf_appendf(&b, "    %*s@llm_hint(\"vectorize\", \"simd\")\n", 2 * depth, "");
+    akg_buf_appendf(&b, "    %*sacc = %s(acc, t)\n", 2 * depth, "", is_max ? "maximum" : "add");
+    if (!is_max)
+        akg_buf_appendf(&b, "    %*sacc = div(acc, DIV)\n", 2 * d0, "");
+    akg_buf_appendf(&b, "    %*sstore(acc -> y[r, %sq0:q0+OWB])\n}\n", 2 * d0, "", pre);
+    return akg_buf_steal(&b);
+}
+
+int akg_rules_pool(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
+                   int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
+{
+    (void)attempt;
     *out = NULL;
-    return AKG_ENOTFOUND;
+    const akg_expr *e = akg_rule_returned_expr(ref);
+    if (!e || e->kind != AKG_EX_CALL || !e->name)
+        return AKG_ENOTFOUND;
+    int dims = 0, is_max = 0;
+    static const char *names[] = {"max_pool1d", "max_pool2d", "max_pool3d",
+                                  "avg_pool1d", "avg_pool2d", "avg_pool3d"};
+    for (int i = 0; i < 6; i++)
+        if (!strcmp(e->name, names[i])) {
+            dims = i % 3 + 1;
+            is_max = i < 3;
+        }
+    if (!dims)
+        return AKG_ENOTFOUND;
+    if (!e->is_layer)
+        return akg_rule_unsupported(ref, e->range, where, err, errlen,
+                                    "functional pooling (the built-in rule reads nn.*Pool layers)");
+    const akg_ref_layer *layer = akg_reference_layer(ref, e->callee ? e->callee + 5 : "");
+    int input = akg_rule_forward_param(ref, akg_rule_arg(e, 0, "input"));
+    if (!layer || !layer->ctor || input < 0)
+        return akg_rule_unsupported(ref, e->range, where, err, errlen,
+                                    "pooling of something other than a forward input");
+    const akg_expr *ctor = layer->ctor;
+    long kernel[3] = {0}, stride[3] = {0}, padding[3] = {0}, dilation[3] = {1, 1, 1};
+    if (akg_rule_int_list(ref, probe, akg_rule_arg(ctor, 0, "kernel_size"), kernel, dims, dims) !=
+        dims)
+        return akg_rule_unsupported(ref, ctor->range, where, err, errlen,
+                                    "a pooling window that cannot be read");
+    const akg_expr *st = akg_rule_arg(ctor, 1, "stride");
+    akg_scalar s;
+    memset(&s, 0, sizeof s);
+    const char *str = NULL;
+    int stride_none = !st || (akg_rule_scalar(ref, probe, st, "stride", &s, &str) == AKG_OK && str &&
+                              !strcmp(str, "None"));
+    if (stride_none)
+        memcpy(stride, kernel, sizeof stride);
+    else if (akg_rule_int_list(ref, probe, st, stride, dims, dims) != dims)
+        return akg_rule_unsupported(ref, st->range, where, err, errlen,
+                                    "a pooling stride that cannot be read");
+    const akg_expr *pd = akg_rule_arg(ctor, 2, "padding");
+    if (pd && akg_rule_int_list(ref, probe, pd, padding, dims, dims) != dims)
+        return akg_rule_unsupported(ref, pd->range, where, err, errlen,
+                                    "a pooling padding that cannot be read");
+    if (is_max) {
+        const akg_expr *dl = akg_rule_arg(ctor, 3, "dilation");
+        if (dl && akg_rule_int_list(ref, probe, dl, dilation, dims, dims) != dims)
+            return akg_rule_unsupported(ref, dl->range, where, err, errlen,
+                                        "a pooling dilation that cannot be read");
+        /* return_indices shows as a second output in the probe */
+        if (akg_rule_probe_output(probe, 1))
+            return akg_rule_unsupported(ref, ctor->range, where, err, errlen,
+                                        "max pooling with return_indices");
+    }
+    const cJSON *din = akg_rule_probe_input(probe, input);
+    const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(din, "dtype"));
+    int rank = akg_rule_rank(din);
+    if (!dt || strcmp(dt, "float32") || (rank != dims + 1 && rank != dims + 2))
+        return akg_rule_unsupported(ref, e->range, where, err, errlen,
+                                    "pooling of a tensor that is not float32 [N, C, spatial]");
+    const char *fb = cJSON_GetStringValue(cJSON_GetObjectItem(feedback, "class"));
+    akg_design *d = akg_rule_family_design("pool", e->name);
+    if (!d)
+        return AKG_ENOMEM;
+    d->rank = rank;
+    d->parallel = 1;
+    d->vectorize = 1;
+    cJSON *p = d->params;
+    cJSON_AddNumberToObject(p, "input", input);
+    cJSON_AddStringToObject(p, "mode", is_max ? "max" : "avg");
+    cJSON_AddNumberToObject(p, "dims", dims);
+    cJSON_AddStringToObject(p, "layer", layer->name);
+    cJSON_AddStringToObject(p, "type", layer->type);
+    cJSON_AddStringToObject(p, "args", layer->args_text ? layer->args_text : "");
+    const char *keys[] = {"kernel", "stride", "padding", "dilation"};
+    const long *vals[] = {kernel, stride, padding, dilation};
+    for (int k = 0; k < 4; k++) {
+        cJSON *v = cJSON_AddArrayToObject(p, keys[k]);
+        for (int j = 0; j < dims; j++)
+            cJSON_AddItemToArray(v, cJSON_CreateNumber((double)vals[k][j]));
+    }
+    d->sketch_text = pool_sketch(e->name, dims, is_max, fb ? 64 : 256);
+    if (!d->sketch_text) {
+        akg_design_free(d);
+        return AKG_ENOMEM;
+    }
+    *out = d;
+    return AKG_OK;
 }

@@ -575,7 +575,13 @@ void akg_rx_sketch_expr(akg_buf *b, const cJSON *params, const cJSON *e,
     }
     const cJSON *v;
     if ((v = cJSON_GetObjectItem(e, "in"))) {
-        akg_buf_puts(b, input_tiles[(int)v->valuedouble]);
+        int k = (int)v->valuedouble;
+        const char *dt = cJSON_GetStringValue(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(params, "input_dtypes"), k));
+        if (dt && strcmp(dt, "float32") != 0)
+            akg_buf_appendf(b, "cast(%s, f32)", input_tiles[k]);
+        else
+            akg_buf_puts(b, input_tiles[k]);
         return;
     }
     if ((v = cJSON_GetObjectItem(e, "p"))) {
@@ -597,6 +603,50 @@ void akg_rx_sketch_expr(akg_buf *b, const cJSON *params, const cJSON *e,
         return;
     }
     const char *op = cJSON_GetStringValue(cJSON_GetObjectItem(e, "op"));
+    const cJSON *a0 = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "a"), 0);
+    const cJSON *a1 = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "a"), 1);
+    /* the loss ops in the language's terms */
+    if (op && (!strcmp(op, "smooth_l1") || !strcmp(op, "huber")) && a0 && a1) {
+        int sm = !strcmp(op, "smooth_l1");
+        akg_buf_puts(b, "where(lt(abs(");
+        akg_rx_sketch_expr(b, params, a0, input_tiles);
+        akg_buf_puts(b, "), ");
+        akg_rx_sketch_expr(b, params, a1, input_tiles);
+        akg_buf_puts(b, "), ");
+        akg_buf_puts(b, "mul(mul(0.5, ");
+        akg_rx_sketch_expr(b, params, a0, input_tiles);
+        akg_buf_puts(b, "), ");
+        akg_rx_sketch_expr(b, params, a0, input_tiles);
+        akg_buf_puts(b, ")");
+        if (sm) {
+            akg_buf_puts(b, " / ");
+            akg_rx_sketch_expr(b, params, a1, input_tiles);
+            akg_buf_puts(b, ", sub(abs(");
+            akg_rx_sketch_expr(b, params, a0, input_tiles);
+            akg_buf_puts(b, "), mul(0.5, ");
+            akg_rx_sketch_expr(b, params, a1, input_tiles);
+            akg_buf_puts(b, ")))");
+        } else {
+            akg_buf_puts(b, ", mul(");
+            akg_rx_sketch_expr(b, params, a1, input_tiles);
+            akg_buf_puts(b, ", sub(abs(");
+            akg_rx_sketch_expr(b, params, a0, input_tiles);
+            akg_buf_puts(b, "), mul(0.5, ");
+            akg_rx_sketch_expr(b, params, a1, input_tiles);
+            akg_buf_puts(b, "))))");
+        }
+        return;
+    }
+    if (op && !strcmp(op, "xlogx") && a0) {
+        akg_buf_puts(b, "where(gt(");
+        akg_rx_sketch_expr(b, params, a0, input_tiles);
+        akg_buf_puts(b, ", 0.0), mul(");
+        akg_rx_sketch_expr(b, params, a0, input_tiles);
+        akg_buf_puts(b, ", log(");
+        akg_rx_sketch_expr(b, params, a0, input_tiles);
+        akg_buf_puts(b, ")), 0.0)");
+        return;
+    }
     /* sketch spellings of our ops */
     const char *name = !op ? "?" : !strcmp(op, "square") ? "mul" : !strcmp(op, "reciprocal") ? "recip" : op;
     akg_buf_appendf(b, "%s(", name);

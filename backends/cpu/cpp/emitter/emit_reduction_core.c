@@ -206,6 +206,11 @@ static int is_float_acc(const char *mode)
            !strcmp(mode, "argmin");
 }
 
+static int is_sum_like(const char *mode)
+{
+    return !strcmp(mode, "sum") || !strcmp(mode, "mean") || !strcmp(mode, "norm2");
+}
+
 static const char *acc_init(const char *mode)
 {
     if (!strcmp(mode, "max") || !strcmp(mode, "argmax"))
@@ -280,10 +285,18 @@ static int emit_row_stats(akg_buf *b, const cJSON *params, const akg_rx_choices 
                         indent, is_float_acc(m) ? "float" : "double", s, L, indent, L, s,
                         acc_init(m));
     }
-    akg_buf_appendf(b, "%s  const int64_t nfull = len / %ld;\n", indent, L);
+    /* sums run in float lanes over blocks of 32 * LANES elements, each
+     * block's lanes then added in double: 8-wide adds, double accuracy */
+    akg_buf_appendf(b, "%s  const int64_t nfull = len / %ld, nblk = (nfull + 31) / 32;\n", indent, L);
     if (par)
         akg_buf_appendf(b, "%s#pragma omp for schedule(static) nowait\n", indent);
-    akg_buf_appendf(b, "%s  for (int64_t q = 0; q < nfull; ++q) {\n", indent);
+    akg_buf_appendf(b, "%s  for (int64_t qb = 0; qb < nblk; ++qb) {\n", indent);
+    akg_buf_appendf(b, "%s   const int64_t qe = qb * 32 + 32 < nfull ? qb * 32 + 32 : nfull;\n", indent);
+    for (int s = 0; s < ns; s++)
+        if (is_sum_like(stat_mode(params, s)))
+            akg_buf_appendf(b, "%s   float f%d[%ld];\n%s   for (int j = 0; j < %ld; ++j) f%d[j] = 0.0f;\n",
+                            indent, s, L, indent, L, s);
+    akg_buf_appendf(b, "%s   for (int64_t q = qb * 32; q < qe; ++q) {\n", indent);
     if (ch->simd)
         akg_buf_appendf(b, "%s#pragma omp simd\n", indent);
     akg_buf_appendf(b, "%s    for (int j = 0; j < %ld; ++j) {\n", indent, L);
@@ -295,12 +308,21 @@ static int emit_row_stats(akg_buf *b, const cJSON *params, const akg_rx_choices 
         if (rc)
             return rc;
         char acc[32];
-        snprintf(acc, sizeof acc, "a%d[j]", s);
+        const char *m = stat_mode(params, s);
         akg_buf_puts(b, "; ");
-        acc_update(b, stat_mode(params, s), acc);
+        if (is_sum_like(m)) {
+            akg_buf_appendf(b, "f%d[j] += %s;", s, !strcmp(m, "norm2") ? "e * e" : "e");
+        } else {
+            snprintf(acc, sizeof acc, "a%d[j]", s);
+            acc_update(b, m, acc);
+        }
         akg_buf_puts(b, " }\n");
     }
-    akg_buf_appendf(b, "%s    }\n%s  }\n", indent, indent);
+    akg_buf_appendf(b, "%s    }\n%s   }\n", indent, indent);
+    for (int s = 0; s < ns; s++)
+        if (is_sum_like(stat_mode(params, s)))
+            akg_buf_appendf(b, "%s   for (int j = 0; j < %ld; ++j) a%d[j] += (double)f%d[j];\n", indent, L, s, s);
+    akg_buf_appendf(b, "%s  }\n", indent);
     if (par)
         akg_buf_appendf(b, "%s#pragma omp critical\n", indent);
     akg_buf_appendf(b, "%s  {\n", indent);
@@ -407,6 +429,60 @@ static int emit_reduce(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
         akg_buf_puts(b, "        out[o] = (float)(st0 / div);\n");
     }
     akg_buf_puts(b, "      }\n    }\n    return 0;\n  }\n");
+    /* I > 1 with few outer rows: the D rows split across cores, each core
+     * streaming whole rows into private accumulators, merged at the end */
+    int facc0 = is_float_acc(m);
+    const char *at = facc0 ? "float" : "double";
+    akg_buf_appendf(b, "  if (O < 4 && D >= 64 && I <= (1 << 20)) {\n");
+    akg_buf_appendf(b, "    %s *tot = new %s[I];\n    int64_t *tat = new int64_t[I];\n", at, at);
+    akg_buf_puts(b, "    for (int64_t o = 0; o < O; ++o) {\n");
+    akg_buf_appendf(b, "      for (int64_t i = 0; i < I; ++i) { tot[i] = %s; tat[i] = 0; }\n", acc_init(m));
+    akg_buf_appendf(b, "%s#pragma omp parallel\n      {\n", par);
+    akg_buf_appendf(b, "        %s *acc = new %s[I];\n        int64_t *pat = new int64_t[I];\n", at, at);
+    akg_buf_appendf(b, "        for (int64_t i = 0; i < I; ++i) { acc[i] = %s; pat[i] = 0; }\n", acc_init(m));
+    akg_buf_appendf(b, "%s#pragma omp for schedule(static) nowait\n", par);
+    akg_buf_puts(b, "        for (int64_t d = 0; d < D; ++d) {\n"
+                    "          const int64_t row = (o * D + d) * I;\n");
+    if (ch->simd)
+        akg_buf_puts(b, "#pragma omp simd\n");
+    akg_buf_puts(b, "          for (int64_t i = 0; i < I; ++i) {\n            const float e = ");
+    {
+        cg gd = {params, "row + i", "d", "", 0};
+        if ((rc = cexpr(b, &gd, stat_expr(params, 0), err, errlen)))
+            return rc;
+    }
+    akg_buf_puts(b, ";\n            ");
+    if (arg) {
+        const char *cmp = !strcmp(m, "argmax") ? ">" : "<";
+        akg_buf_appendf(b, "const int t = (e %s acc[i] || (e != e && acc[i] == acc[i]));\n"
+                           "            acc[i] = t ? e : acc[i];\n"
+                           "            pat[i] = t ? d : pat[i];\n", cmp);
+    } else {
+        acc_update(b, m, "acc[i]");
+        akg_buf_puts(b, "\n");
+    }
+    akg_buf_puts(b, "          }\n        }\n");
+    akg_buf_appendf(b, "%s#pragma omp critical\n        {\n", par);
+    akg_buf_puts(b, "          for (int64_t i = 0; i < I; ++i) {\n");
+    if (arg) {
+        const char *cmp = !strcmp(m, "argmax") ? ">" : "<";
+        akg_buf_appendf(b, "            const int t = (acc[i] %s tot[i] || (acc[i] == tot[i] && pat[i] < tat[i]) ||\n"
+                           "                           (acc[i] != acc[i] && (tot[i] == tot[i] || pat[i] < tat[i])));\n"
+                           "            if (t) { tot[i] = acc[i]; tat[i] = pat[i]; }\n", cmp);
+    } else {
+        akg_buf_puts(b, "            ");
+        acc_merge(b, m, "tot[i]", "acc[i]");
+        akg_buf_puts(b, "\n");
+    }
+    akg_buf_puts(b, "          }\n        }\n        delete[] acc;\n        delete[] pat;\n      }\n");
+    if (arg)
+        akg_buf_puts(b, "      for (int64_t i = 0; i < I; ++i) out[o * I + i] = tat[i];\n");
+    else {
+        akg_buf_puts(b, "      for (int64_t i = 0; i < I; ++i) out[o * I + i] = (float)((");
+        acc_final(b, m, "tot[i]");
+        akg_buf_puts(b, ") / div);\n");
+    }
+    akg_buf_puts(b, "    }\n    delete[] tot;\n    delete[] tat;\n    return 0;\n  }\n");
     /* I > 1: CH columns of accumulators, D rows streamed through them */
     akg_buf_appendf(b, "  const int64_t CH = %ld;\n", ch->ch);
     akg_buf_puts(b, "  const int64_t nch = (I + CH - 1) / CH;\n");
@@ -565,7 +641,9 @@ static int emit_scan(akg_buf *b, const cJSON *params, const akg_rx_choices *ch, 
     akg_buf_appendf(b, "      double acc[%ld];\n", ch->rows);
     akg_buf_appendf(b, "      for (int64_t r = 0; r < nr; ++r) acc[r] = %s;\n", init);
     akg_buf_puts(b, "      for (int64_t d = 0; d < D; ++d) {\n");
-    akg_buf_puts(b, "        for (int64_t r = 0; r < nr; ++r) {\n");
+    akg_buf_puts(b, "        // a full group has a constant trip count: the running values stay in registers\n");
+    akg_buf_puts(b, "        const int64_t nrr = nr == R ? R : nr;\n");
+    akg_buf_puts(b, "        for (int64_t r = 0; r < nrr; ++r) {\n");
     akg_buf_appendf(b, "          const int64_t k = (o0 + r) * D + %s;\n", pos);
     akg_buf_puts(b, "          const float e = ");
     int rc = cexpr(b, &g, cJSON_GetObjectItem(params, "elem"), err, errlen);
@@ -642,7 +720,7 @@ static int emit_chnorm(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
         akg_buf_puts(b, "    for (int64_t n = 0; n < N; ++n) { scale[n * C + c] = (float)sc; shift[n * C + c] = (float)sh; }\n  }\n");
     } else {
         /* sums in double per (n, c) plane, LANES accumulators */
-        akg_buf_puts(b, "  double *s1 = new double[N * C], *s2 = new double[N * C];\n");
+        akg_buf_puts(b, "  double *sum1 = new double[N * C], *sum2 = new double[N * C];\n");
         akg_buf_appendf(b, "%s#pragma omp parallel for schedule(static)\n", par);
         akg_buf_puts(b, "  for (int64_t nc = 0; nc < N * C; ++nc) {\n"
                         "    const float *xp = in0 + nc * S;\n");
@@ -655,11 +733,11 @@ static int emit_chnorm(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
         akg_buf_puts(b, "    }\n    double t1 = 0.0, t2 = 0.0;\n");
         akg_buf_appendf(b, "    for (int j = 0; j < %ld; ++j) { t1 += a[j]; t2 += q[j]; }\n", ch->lanes);
         akg_buf_puts(b, "    for (; s < S; ++s) { const double e = xp[s]; t1 += e; t2 += e * e; }\n"
-                        "    s1[nc] = t1; s2[nc] = t2;\n  }\n");
+                        "    sum1[nc] = t1; sum2[nc] = t2;\n  }\n");
         if (!strcmp(mode, "batch")) {
             akg_buf_puts(b, "  for (int64_t c = 0; c < C; ++c) {\n"
                             "    double t1 = 0.0, t2 = 0.0;\n"
-                            "    for (int64_t n = 0; n < N; ++n) { t1 += s1[n * C + c]; t2 += s2[n * C + c]; }\n"
+                            "    for (int64_t n = 0; n < N; ++n) { t1 += sum1[n * C + c]; t2 += sum2[n * C + c]; }\n"
                             "    const double cnt = (double)N * (double)S;\n"
                             "    const double mean = t1 / cnt;\n"
                             "    double var = t2 / cnt - mean * mean; var = var < 0.0 ? 0.0 : var;\n");
@@ -675,7 +753,7 @@ static int emit_chnorm(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
                             "  for (int64_t n = 0; n < N; ++n) {\n"
                             "    for (int64_t g = 0; g < G; ++g) {\n"
                             "      double t1 = 0.0, t2 = 0.0;\n"
-                            "      for (int64_t c = g * CG; c < (g + 1) * CG; ++c) { t1 += s1[n * C + c]; t2 += s2[n * C + c]; }\n"
+                            "      for (int64_t c = g * CG; c < (g + 1) * CG; ++c) { t1 += sum1[n * C + c]; t2 += sum2[n * C + c]; }\n"
                             "      const double cnt = (double)CG * (double)S;\n"
                             "      const double mean = t1 / cnt;\n"
                             "      double var = t2 / cnt - mean * mean; var = var < 0.0 ? 0.0 : var;\n");
@@ -685,7 +763,7 @@ static int emit_chnorm(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
             akg_buf_appendf(b, "        scale[n * C + c] = (float)sc; shift[n * C + c] = (float)(%s - mean * sc);\n", bx);
             akg_buf_puts(b, "      }\n    }\n  }\n");
         }
-        akg_buf_puts(b, "  delete[] s1; delete[] s2;\n");
+        akg_buf_puts(b, "  delete[] sum1; delete[] sum2;\n");
     }
     akg_buf_appendf(b, "%s#pragma omp parallel for schedule(static)\n", par);
     akg_buf_puts(b, "  for (int64_t nc = 0; nc < N * C; ++nc) {\n"
