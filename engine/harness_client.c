@@ -33,6 +33,8 @@ struct akg_harness_req {
     double timeout_s;
     akg_harness_cb cb;
     void *user;
+    akg_harness_cb progress;
+    void *progress_user;
     proc_inst *inst; /* set while running */
     akg_harness_req *next, *prev;
 };
@@ -285,6 +287,12 @@ static void handle_line(proc_inst *w, char *line)
     }
     cJSON *id = cJSON_GetObjectItem(msg, "id");
     akg_harness_req *cur = w->current;
+    if (event && strcmp(event, "progress") == 0) {
+        if (cur && cur->progress && cJSON_IsNumber(id) && (long long)id->valuedouble == cur->id)
+            cur->progress(msg, cur->progress_user);
+        cJSON_Delete(msg);
+        return;
+    }
     if (cur && cJSON_IsNumber(id) && (long long)id->valuedouble == cur->id) {
         uv_timer_stop(&w->timer);
         w->current = NULL;
@@ -637,6 +645,12 @@ int akg_harness_submit(akg_harness *pool, cJSON *request, double timeout_s, akg_
         *out = r;
     pump(pool);
     return AKG_OK;
+}
+
+void akg_harness_set_progress(akg_harness_req *req, akg_harness_cb progress, void *user)
+{
+    req->progress = progress;
+    req->progress_user = user;
 }
 
 void akg_harness_cancel(akg_harness_req *req)

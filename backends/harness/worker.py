@@ -58,7 +58,9 @@ def main(argv: Optional[list] = None) -> int:
     handlers: Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]] = {
         "ping": lambda req: {"ok": True},
         "probe": lambda req: run_probe(req, registry, env),
-        "verify": lambda req: run_verify(req, registry, env),
+        "verify": lambda req: run_verify(req, registry, env,
+                                         progress=lambda info: writer.send(
+                                             {"event": "progress", "id": req.get("id"), **info})),
         "profile": lambda req: run_profile(req, registry, env),
         "env": lambda req: envinfo.run_env(req, env),
     }

@@ -17,14 +17,17 @@
 void sketch_diag_sort(akg_sketch_diag_list *list);
 
 #define LIN_TERMS 8
-#define LIN_ATOM 48
+#define LIN_MAX_ATOMS 4096 /* text atoms kept per check; past it, extents become unknown */
 
+/* Atoms are borrowed strings: names from the sketch, or texts of non-linear
+ * subexpressions owned by the checker (checker.atoms). Types are copied by
+ * value all through the checker, so they are kept small. */
 typedef struct {
   bool ok; /* false: not representable (unknown extent) */
   int64_t c;
   int n;
   struct {
-    char atom[LIN_ATOM];
+    const char *atom;
     int64_t k;
   } t[LIN_TERMS];
 } lin;
@@ -110,6 +113,8 @@ typedef struct {
   entry *env;
   size_t n_env, cap_env;
   name_index names; /* name -> newest env entry */
+  char **atoms;     /* texts of non-linear subexpressions, freed with the checker */
+  size_t n_atoms;
   int err;
   size_t errors;
   int depth;
@@ -235,7 +240,7 @@ static lin lin_const(int64_t v) {
 
 static lin lin_atom(const char *atom) {
   lin l = lin_const(0);
-  snprintf(l.t[0].atom, LIN_ATOM, "%s", atom);
+  l.t[0].atom = atom;
   l.t[0].k = 1;
   l.n = 1;
   return l;
@@ -359,11 +364,16 @@ static lin to_lin(checker *c, const akg_sketch_expr *e, int depth) {
     }
     if (all && akg_sketch_expr_eval(c->s, e, NULL, 0, &v) == 0) return lin_const(v);
   }
+  if (c->n_atoms % 64 == 0) {
+    if (c->n_atoms == LIN_MAX_ATOMS) return (lin){.ok = false};
+    char **atoms = realloc(c->atoms, (c->n_atoms + 64) * sizeof *atoms);
+    if (!atoms) return (lin){.ok = false};
+    c->atoms = atoms;
+  }
   char *txt = akg_sketch_expr_to_string(e);
   if (!txt) return (lin){.ok = false};
-  lin l = lin_atom(txt);
-  free(txt);
-  return l;
+  c->atoms[c->n_atoms++] = txt;
+  return lin_atom(txt);
 }
 
 /* ---- types -------------------------------------------------------------------------------- */
@@ -1646,6 +1656,8 @@ int akg_sketch_check(akg_sketch *sketch, akg_sketch_diag_list *diags) {
   record_values(&c);
   free(c.env);
   free(c.names.slots);
+  for (size_t i = 0; i < c.n_atoms; i++) free(c.atoms[i]);
+  free(c.atoms);
   sketch_diag_sort(diags);
   if (c.err) return c.err;
   return (int)c.errors;

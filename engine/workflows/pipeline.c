@@ -504,6 +504,24 @@ static void on_verified(akg_job *j, const cJSON *ans)
         stage_profile(j);
 }
 
+static void on_verify_progress(const cJSON *msg, void *user)
+{
+    akg_job *j = user;
+    const cJSON *t = cJSON_GetObjectItem(msg, "trial"), *n = cJSON_GetObjectItem(msg, "trials");
+    char text[128];
+    snprintf(text, sizeof text, "trial %d/%d passed", cJSON_IsNumber(t) ? t->valueint : 0,
+             cJSON_IsNumber(n) ? n->valueint : 0);
+    akg_event ev = {0};
+    ev.kind = AKG_EVENT_STAGE;
+    ev.stage = "verify";
+    ev.attempt = j->attempt;
+    ev.max_attempts = j->max_step;
+    ev.trial = cJSON_IsNumber(t) ? t->valueint : 0;
+    ev.trials = cJSON_IsNumber(n) ? n->valueint : 0;
+    ev.message = text;
+    akg__job_emit(j, &ev);
+}
+
 static void stage_verify(akg_job *j)
 {
     j->state = JOB_VERIFY;
@@ -518,6 +536,8 @@ static void stage_verify(akg_job *j)
     cJSON_AddNullToObject(req, "atol");
     cJSON_AddNullToObject(req, "rtol");
     submit(j, req, on_verified);
+    if (j->hreq)
+        akg_harness_set_progress(j->hreq, on_verify_progress, j);
 }
 
 static void on_profiled(akg_job *j, const cJSON *ans)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Callable, Any, Dict, List, Optional
 
 import torch
 
@@ -146,7 +146,10 @@ def _run_case(pair: ModelPair, case: Case, trial: int, seed: int, atol: Optional
     raise HarnessError(result.error_class or NUMERICAL_MISMATCH, result.detail or "outputs differ", where="kernel")
 
 
-def run_verify(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict[str, Any]:
+def run_verify(req: Dict[str, Any], registry: Registry, env: WorkerEnv,
+               progress: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
+    """Verifies req's kernel; after each trial passes, progress (if given)
+    receives {"op": "verify", "trial": k, "trials": n} (1-based k)."""
     ref = registry.load_reference(req.get("reference"))
     kernel = registry.load_kernel(req.get("kernel"))
     trials = int_field(req, "trials", 5, 1, MAX_TRIALS)
@@ -169,6 +172,8 @@ def run_verify(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict[
             tally.trials = trial + 1
             tally.cases = len(cases)
             case_index = None
+            if progress is not None:
+                progress({"op": "verify", "trial": trial + 1, "trials": trials})
     except HarnessError as err:
         raise VerifyFailure(err, tally, trial, case_index) from None
     if tally.atol is None:

@@ -82,8 +82,15 @@ class Worker:
         self.proc.stdin.flush()
 
     def request(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        """Sends one request and returns its answer; the progress lines that
+        come before it are kept in self.progress."""
         self.send_raw((json.dumps(payload) + "\n").encode("utf-8"))
+        self.progress = []
         answer = self.next_message()
+        while answer.get("event") == "progress":
+            assert answer.get("id") == payload.get("id"), (answer, payload)
+            self.progress.append(answer)
+            answer = self.next_message()
         assert answer.get("id") == payload.get("id"), (answer, payload)
         return answer
 

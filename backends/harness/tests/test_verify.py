@@ -35,6 +35,9 @@ class VerifyTest(unittest.TestCase):
         self.assertFalse(answer["fp64_rule"])
         # relu_ref draws non-negative inputs: trials 1.. ran on signed heavy-tailed ones.
         self.assertEqual(answer["heavy_tailed"], [[1, 0], [2, 0], [3, 0], [4, 0]])
+        # one progress line per passed trial came before the answer
+        self.assertEqual([(p["trial"], p["trials"]) for p in self.worker.progress],
+                         [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)])
 
     def test_repeated_verify_is_stable(self) -> None:
         self.assertEqual(self.verify("relu_ok.py", seed=7)["seeds"], self.verify("relu_ok.py", seed=7)["seeds"])

@@ -98,6 +98,7 @@ typedef struct {
     const char *stage;      /* "parse", "probe", "design", "code", "build", "verify", "profile" */
     int attempt;            /* 1-based step of the Conductor loop */
     int max_attempts;
+    int trial, trials;      /* STAGE "verify": trials passed so far, of trials (0 otherwise) */
     int ok;                 /* VERIFY/PROFILE: 1 when it passed */
     akg_job_status status;  /* DONE */
     akg_log_level level;    /* LOG */

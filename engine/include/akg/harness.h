@@ -44,6 +44,9 @@ int akg_harness_new(uv_loop_t *loop, const akg_harness_options *opts, akg_harnes
  * NULL, receives a handle valid until the callback runs. */
 int akg_harness_submit(akg_harness *pool, cJSON *request, double timeout_s, akg_harness_cb cb,
                        void *user, akg_harness_req **out);
+/* Receives the request's progress lines ({"event":"progress","id":..,
+ * "trial":k,"trials":n} while a verify runs) until the answer arrives. */
+void akg_harness_set_progress(akg_harness_req *req, akg_harness_cb progress, void *user);
 /* Cancels a request: queued ones are dropped, a running one kills its worker
  * (which restarts). The callback runs with class "cancelled" before this
  * returns. */

@@ -1,0 +1,2 @@
+" Unified Sketch files (akg).
+autocmd BufRead,BufNewFile *.sketch setfiletype sketch
