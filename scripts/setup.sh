@@ -54,6 +54,7 @@ install_pinned_grammars() {
 
 install_test_packages() {
   npm_ci tests/lsp/node node_modules/vscode-jsonrpc
+  npm_ci editor-clients/vscode node_modules/vscode-languageclient
 }
 
 build() { # build DIR [extra cmake args]

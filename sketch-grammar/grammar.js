@@ -232,11 +232,16 @@ module.exports = grammar({
       field('arguments', $.argument_list),
     )),
 
-    argument_list: $ => seq(
+    // A lone name as an argument (`relu(t)`, `gemm(a, b, acc)`) is taken as
+    // the argument directly instead of being reduced to a hidden _expression
+    // first: one parser reduction less per argument, the same tree. The two
+    // precedences make that path win where both apply (before ',' or ')').
+    argument_list: $ => prec(PREC.postfix + 1, seq(
       '(',
-      optional(seq(commaSep1(choice($._expression, $.keyword_argument)), optional(','))),
+      optional(seq(commaSep1(choice(prec(PREC.postfix + 1, $.identifier), $._expression, $.keyword_argument)),
+        optional(','))),
       ')',
-    ),
+    )),
 
     keyword_argument: $ => seq(
       field('name', $.identifier),

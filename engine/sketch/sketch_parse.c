@@ -70,6 +70,7 @@ static bool sym_is(TSNode n, int sym) { return ts_node_symbol(n) == sketch_syms[
 
 static TSNode field_child(TSNode n, int field) { return ts_node_child_by_field_id(n, sketch_fields[field]); }
 
+
 static akg_sketch_span node_span(TSNode n) {
   TSPoint a = ts_node_start_point(n), b = ts_node_end_point(n);
   akg_sketch_span sp = {a.row, a.column, b.row, b.column};
@@ -285,10 +286,14 @@ static const char *unquote(sketch_builder *b, TSNode n) {
 }
 
 static void conv_arguments(sketch_builder *b, akg_sketch_expr *e, TSNode args) {
-  uint32_t nc = ts_node_named_child_count(args);
+  /* one walk over the children (ts_node_named_child(i) walks from the start
+   * each time); calls with more arguments than fit here are walked twice */
+  TSNode local[16];
+  uint32_t nc = ts_node_named_child_count(args), nl = 0;
   size_t npos = 0, nkw = 0;
   for (uint32_t i = 0; i < nc; i++) {
-    TSNode c = ts_node_named_child(args, i);
+    TSNode c = nc <= 16 && i ? ts_node_next_named_sibling(local[nl - 1]) : ts_node_named_child(args, i);
+    if (nc <= 16) local[nl++] = c;
     if (sym_is(c, S_comment)) continue;
     if (sym_is(c, S_keyword_argument)) nkw++;
     else npos++;
@@ -299,7 +304,7 @@ static void conv_arguments(sketch_builder *b, akg_sketch_expr *e, TSNode args) {
   e->kw_values = nkw ? b_alloc(b, nkw * sizeof *e->kw_values) : NULL;
   if (b->err) return;
   for (uint32_t i = 0; i < nc; i++) {
-    TSNode c = ts_node_named_child(args, i);
+    TSNode c = nl == nc ? local[i] : ts_node_named_child(args, i);
     if (sym_is(c, S_comment)) continue;
     if (sym_is(c, S_keyword_argument)) {
       TSNode name = field_child(c, F_name);

@@ -207,6 +207,11 @@ local function run()
     check(found.source == 'akg', 'the diagnostic comes from akg, got %s', tostring(found.source))
     check(found.message:find(done.error.class, 1, true) or found.message:find('cpu/cpp', 1, true),
       'the diagnostic names the failure: %s', found.message)
+    -- Where the error names a line of the reference, the diagnostic sits on it.
+    local named = tonumber(tostring(done.error.detail):match(vim.fn.fnamemodify(ref, ':t'):gsub('%p', '%%%0') .. ':(%d+)'))
+    if named then
+      check(found.lnum + 1 == named, 'the diagnostic is on line %d, got %d', named, found.lnum + 1)
+    end
     log('error diagnostic at line %d: %s', found.lnum + 1, found.message)
   end
 

@@ -16,7 +16,7 @@ local function reporter()
 end
 
 function M.check()
-  local start, ok, warn, error, info = reporter()
+  local start, ok, warn, report_error, info = reporter()
   local akg = require('akg')
   local config = require('akg.config')
   local opts = akg.opts
@@ -25,19 +25,19 @@ function M.check()
   if vim.fn.has('nvim-0.7') == 1 then
     ok('Neovim ' .. tostring(vim.version().major) .. '.' .. tostring(vim.version().minor) .. ' (0.7 or later)')
   else
-    error('Neovim 0.7 or later is needed')
+    report_error('Neovim 0.7 or later is needed')
   end
 
   start('akg: language server')
   local cmd, err = config.server_cmd(opts)
   if not cmd then
-    error(err)
+    report_error(err)
   else
     local out = vim.fn.system({ cmd[1], '--version' })
     if vim.v.shell_error == 0 and out:match('^akg%-lsp') then
       ok(cmd[1] .. ': ' .. vim.trim(out))
     else
-      error(cmd[1] .. ' --version failed: ' .. vim.trim(out))
+      report_error(cmd[1] .. ' --version failed: ' .. vim.trim(out))
     end
   end
 
@@ -46,7 +46,7 @@ function M.check()
   if not python or python == '' then
     info('python not set: the server uses AKG_PYTHON or its built-in default')
   elseif vim.fn.executable(python) ~= 1 then
-    error('python = ' .. python .. ' is not executable')
+    report_error('python = ' .. python .. ' is not executable')
   else
     local out = vim.fn.system({ python, '-c', 'import torch; print(torch.__version__)' })
     if vim.v.shell_error == 0 then
@@ -62,7 +62,7 @@ function M.check()
   end
   info('provider ' .. tostring(opts.provider))
   local clients = {}
-  for _, c in ipairs(vim.lsp.get_active_clients()) do
+  for _, c in ipairs((vim.lsp.get_clients or vim.lsp.get_active_clients)()) do
     if c.name == akg.name then
       table.insert(clients, string.format('%d (%s)', c.id, c.config.root_dir or '?'))
     end
@@ -79,9 +79,7 @@ function M.check()
   else
     warn('syntax/sketch.vim is not on the runtimepath')
   end
-  local has_ts = pcall(vim.treesitter.language.inspect or function()
-    error('no inspect')
-  end, 'sketch')
+  local has_ts = #vim.api.nvim_get_runtime_file('parser/sketch.so', false) > 0
   if has_ts then
     ok('tree-sitter parser for sketch installed (queries/sketch/highlights.scm is used)')
   else
