@@ -110,8 +110,10 @@ static int name_index_put(name_index *ix, const char *name, size_t index) {
 typedef struct {
   akg_sketch *s;
   akg_sketch_diag_list *diags;
-  entry *env;
+  entry **env; /* entries stay where they are allocated: growing env moves only pointers */
   size_t n_env, cap_env;
+  entry **chunks; /* storage of the entries, ENV_CHUNK at a time */
+  size_t n_chunks;
   name_index names; /* name -> newest env entry */
   char **atoms;     /* texts of non-linear subexpressions, freed with the checker */
   size_t n_atoms;
@@ -188,25 +190,38 @@ static const char *closest(const char *word, const char *const *cands, size_t n)
 
 static entry *lookup(checker *c, const char *name) {
   const name_slot *sl = name_index_find(&c->names, name);
-  return sl && sl->name ? &c->env[sl->index] : NULL;
+  return sl && sl->name ? c->env[sl->index] : NULL;
 }
+
+#define ENV_CHUNK 64
 
 static entry *define(checker *c, const char *name, int kind, akg_sketch_span sp) {
   if (c->n_env == c->cap_env) {
-    size_t cap = c->cap_env ? c->cap_env * 2 : 32;
-    entry *e = realloc(c->env, cap * sizeof *e);
-    if (!e) {
+    size_t cap = c->cap_env ? c->cap_env * 2 : ENV_CHUNK;
+    entry **env = realloc(c->env, cap * sizeof *env);
+    entry **chunks = realloc(c->chunks, (cap / ENV_CHUNK) * sizeof *chunks);
+    if (env) c->env = env;
+    if (chunks) c->chunks = chunks;
+    if (!env || !chunks) {
       c->err = -ENOMEM;
       return NULL;
     }
-    c->env = e;
     c->cap_env = cap;
+  }
+  if (c->n_env % ENV_CHUNK == 0) {
+    entry *chunk = malloc(ENV_CHUNK * sizeof *chunk);
+    if (!chunk) {
+      c->err = -ENOMEM;
+      return NULL;
+    }
+    c->chunks[c->n_chunks++] = chunk;
   }
   if (name_index_put(&c->names, name, c->n_env)) {
     c->err = -ENOMEM;
     return NULL;
   }
-  entry *e = &c->env[c->n_env++];
+  entry *e = &c->chunks[c->n_env / ENV_CHUNK][c->n_env % ENV_CHUNK];
+  c->env[c->n_env++] = e;
   memset(e, 0, sizeof *e);
   e->name = name;
   e->kind = kind;
@@ -219,10 +234,10 @@ static const char *suggest_name(checker *c, const char *name) {
   const char *best = NULL;
   size_t bd = 3;
   for (size_t i = 0; i < c->n_env; i++) {
-    size_t d = edit_distance(name, c->env[i].name);
+    size_t d = edit_distance(name, c->env[i]->name);
     if (d < bd && d < strlen(name)) {
       bd = d;
-      best = c->env[i].name;
+      best = c->env[i]->name;
     }
   }
   return best;
@@ -1590,7 +1605,7 @@ static void record_values(checker *c) {
   s->n_values = s->cap_values = 0;
   size_t n = 0;
   for (size_t i = 0; i < c->n_env; i++)
-    if (c->env[i].kind == E_TILE || c->env[i].kind == E_SCALAR) n++;
+    if (c->env[i]->kind == E_TILE || c->env[i]->kind == E_SCALAR) n++;
   if (!n) return;
   s->values = calloc(n, sizeof *s->values);
   if (!s->values) {
@@ -1600,7 +1615,7 @@ static void record_values(checker *c) {
   /* the last definition of a name wins; values keep the order of first definition */
   name_index seen = {0};
   for (size_t i = 0; i < c->n_env; i++) {
-    entry *e = &c->env[i];
+    entry *e = c->env[i];
     if (e->kind != E_TILE && e->kind != E_SCALAR) continue;
     name_slot *sl = name_index_find(&seen, e->name);
     if ((!sl || !sl->name) && name_index_put(&seen, e->name, s->n_values++)) {
@@ -1624,7 +1639,7 @@ int akg_sketch_check(akg_sketch *sketch, akg_sketch_diag_list *diags) {
   size_t body_start = c.n_env;
   check_block(&c, &sketch->body);
   for (size_t i = body_start; i < c.n_env; i++) {
-    entry *e = &c.env[i];
+    entry *e = c.env[i];
     if (e->kind != E_TILE || !e->loaded_unused) continue;
     /* only report the last definition of a name */
     if (lookup(&c, e->name) == e)
@@ -1645,15 +1660,17 @@ int akg_sketch_check(akg_sketch *sketch, akg_sketch_diag_list *diags) {
       diag(&c, AKG_SKETCH_WARNING, t->span, "tensor '%s' is declared but never loaded or stored", t->name);
   }
   for (size_t i = 0; i < c.n_env; i++)
-    if (c.env[i].kind == E_CONST && !c.env[i].has_value) {
+    if (c.env[i]->kind == E_CONST && !c.env[i]->has_value) {
       size_t k;
       for (k = 0; k < sketch->n_consts; k++)
-        if (sketch->consts[k].name == c.env[i].name) break;
+        if (sketch->consts[k].name == c.env[i]->name) break;
       if (k < sketch->n_consts && !sketch->consts[k].value)
-        diag(&c, AKG_SKETCH_ERROR, c.env[i].span, "constexpr '%s' has no value; write %s = <value> in constexpr:",
-             c.env[i].name, c.env[i].name);
+        diag(&c, AKG_SKETCH_ERROR, c.env[i]->span, "constexpr '%s' has no value; write %s = <value> in constexpr:",
+             c.env[i]->name, c.env[i]->name);
     }
   record_values(&c);
+  for (size_t i = 0; i < c.n_chunks; i++) free(c.chunks[i]);
+  free(c.chunks);
   free(c.env);
   free(c.names.slots);
   for (size_t i = 0; i < c.n_atoms; i++) free(c.atoms[i]);

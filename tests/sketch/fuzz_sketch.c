@@ -15,8 +15,12 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
       char *text = NULL;
       if (akg_sketch_print(list[i], &text) == 0) {
         akg_sketch *again = NULL;
-        /* the printed form must parse back to the same IR */
+        /* the printed form must parse back to the same IR and print the same
+         * (comments and blank lines included) */
         if (akg_sketch_parse(text, strlen(text), &again, NULL) != 0 || !akg_sketch_equal(list[i], again)) abort();
+        char *text2 = NULL;
+        if (akg_sketch_print(again, &text2) == 0 && strcmp(text, text2) != 0) abort();
+        free(text2);
         akg_sketch_free(again);
       }
       free(text);

@@ -293,9 +293,10 @@ static int emit_row_stats(akg_buf *b, const cJSON *params, const akg_rx_choices 
     akg_buf_appendf(b, "%s  for (int64_t qb = 0; qb < nblk; ++qb) {\n", indent);
     akg_buf_appendf(b, "%s   const int64_t qe = qb * 32 + 32 < nfull ? qb * 32 + 32 : nfull;\n", indent);
     for (int s = 0; s < ns; s++)
-        if (is_sum_like(stat_mode(params, s)))
-            akg_buf_appendf(b, "%s   float f%d[%ld];\n%s   for (int j = 0; j < %ld; ++j) f%d[j] = 0.0f;\n",
-                            indent, s, L, indent, L, s);
+        if (is_sum_like(stat_mode(params, s)) || !strcmp(stat_mode(params, s), "prod"))
+            akg_buf_appendf(b, "%s   float f%d[%ld];\n%s   for (int j = 0; j < %ld; ++j) f%d[j] = %s;\n",
+                            indent, s, L, indent, L, s,
+                            !strcmp(stat_mode(params, s), "prod") ? "1.0f" : "0.0f");
     akg_buf_appendf(b, "%s   for (int64_t q = qb * 32; q < qe; ++q) {\n", indent);
     if (ch->simd)
         akg_buf_appendf(b, "%s#pragma omp simd\n", indent);
@@ -312,6 +313,8 @@ static int emit_row_stats(akg_buf *b, const cJSON *params, const akg_rx_choices 
         akg_buf_puts(b, "; ");
         if (is_sum_like(m)) {
             akg_buf_appendf(b, "f%d[j] += %s;", s, !strcmp(m, "norm2") ? "e * e" : "e");
+        } else if (!strcmp(m, "prod")) {
+            akg_buf_appendf(b, "f%d[j] *= e;", s);
         } else {
             snprintf(acc, sizeof acc, "a%d[j]", s);
             acc_update(b, m, acc);
@@ -320,8 +323,9 @@ static int emit_row_stats(akg_buf *b, const cJSON *params, const akg_rx_choices 
     }
     akg_buf_appendf(b, "%s    }\n%s   }\n", indent, indent);
     for (int s = 0; s < ns; s++)
-        if (is_sum_like(stat_mode(params, s)))
-            akg_buf_appendf(b, "%s   for (int j = 0; j < %ld; ++j) a%d[j] += (double)f%d[j];\n", indent, L, s, s);
+        if (is_sum_like(stat_mode(params, s)) || !strcmp(stat_mode(params, s), "prod"))
+            akg_buf_appendf(b, "%s   for (int j = 0; j < %ld; ++j) a%d[j] %s= (double)f%d[j];\n", indent, L, s,
+                            !strcmp(stat_mode(params, s), "prod") ? "*" : "+", s);
     akg_buf_appendf(b, "%s  }\n", indent);
     if (par)
         akg_buf_appendf(b, "%s#pragma omp critical\n", indent);
@@ -381,6 +385,44 @@ static int emit_rowvals(akg_buf *b, const cJSON *params, const char *indent, con
 
 /* ---------- reduce: out[o, i] = stat over D ---------- */
 
+/* argmax / argmin of one contiguous row in one pass: LANES lanes keep their
+ * best value and the block it came from; lanes merge by value, then by the
+ * earliest index (a NaN wins, as in PyTorch). Writes out[o]. */
+static int emit_row_arg(akg_buf *b, const cJSON *params, const akg_rx_choices *ch, char *err,
+                        size_t errlen)
+{
+    const char *m = stat_mode(params, 0);
+    const char *cmp = !strcmp(m, "argmax") ? ">" : "<";
+    long L = ch->lanes;
+    cg g = {params, "k", "(k - base)", "", 0};
+    akg_buf_appendf(b, "        float bv[%ld]; int32_t bq[%ld];\n", L, L);
+    akg_buf_appendf(b, "        for (int j = 0; j < %ld; ++j) { bv[j] = %s; bq[j] = 0; }\n", L, acc_init(m));
+    akg_buf_appendf(b, "        const int64_t nfull = len / %ld;\n", L);
+    akg_buf_puts(b, "        for (int64_t q = 0; q < nfull; ++q) {\n");
+    if (ch->simd)
+        akg_buf_puts(b, "#pragma omp simd\n");
+    akg_buf_appendf(b, "          for (int j = 0; j < %ld; ++j) {\n", L);
+    akg_buf_appendf(b, "            const int64_t k = base + q * %ld + j;\n            const float e = ", L);
+    int rc = cexpr(b, &g, stat_expr(params, 0), err, errlen);
+    if (rc)
+        return rc;
+    akg_buf_appendf(b, ";\n            const int t = (e %s bv[j]) || (e != e && bv[j] == bv[j]);\n"
+                       "            bv[j] = t ? e : bv[j];\n            bq[j] = t ? (int32_t)q : bq[j];\n"
+                       "          }\n        }\n", cmp);
+    akg_buf_appendf(b, "        float best = %s;\n        int64_t at = 0;\n        int first = 1;\n", acc_init(m));
+    akg_buf_appendf(b, "        for (int j = 0; j < %ld && nfull > 0; ++j) {\n", L);
+    akg_buf_appendf(b, "          const float v = bv[j];\n          const int64_t idx = (int64_t)bq[j] * %ld + j;\n", L);
+    akg_buf_appendf(b, "          const int take = first || (v != v ? (best == best || idx < at)\n"
+                       "                               : (best == best && (v %s best || (v == best && idx < at))));\n"
+                       "          if (take) { best = v; at = idx; first = 0; }\n        }\n", cmp);
+    akg_buf_appendf(b, "        for (int64_t k = base + nfull * %ld; k < base + len; ++k) {\n          const float e = ", L);
+    if ((rc = cexpr(b, &g, stat_expr(params, 0), err, errlen)))
+        return rc;
+    akg_buf_appendf(b, ";\n          if (first || (e %s best) || (e != e && best == best)) { best = e; at = k - base; first = 0; }\n"
+                       "        }\n        out[o] = at;\n", cmp);
+    return AKG_OK;
+}
+
 static int emit_reduce(akg_buf *b, const cJSON *params, const akg_rx_choices *ch, char *err,
                        size_t errlen)
 {
@@ -391,24 +433,17 @@ static int emit_reduce(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
     akg_buf_puts(b, "  (void)div;\n  if (I == 1) {\n");
     /* rows across cores, or one row's run across cores when rows are few */
     akg_buf_appendf(b, "    if (O >= %ld || D < 65536) {\n", ch->rows * 8);
-    akg_buf_appendf(b, "%s#pragma omp parallel for schedule(static, %ld) if (O * D > 32768)\n", par,
-                    ch->rows);
+    akg_buf_appendf(b, "%s#pragma omp parallel for schedule(static) if (O * D > 32768)\n", par);
     akg_buf_puts(b, "      for (int64_t o = 0; o < O; ++o) {\n");
     akg_buf_puts(b, "        const int64_t base = o * D, len = D;\n");
     akg_rx_choices serial = *ch;
-    int rc = emit_row_stats(b, params, &serial, 0, "        ", err, errlen);
-    if (rc)
-        return rc;
+    int rc;
     if (arg) {
-        akg_buf_puts(b, "        int64_t at = 0;\n"
-                        "        for (int64_t k = base; k < base + len; ++k) {\n"
-                        "          const float e = ");
-        cg g = {params, "k", "(k - base)", "", 0};
-        if ((rc = cexpr(b, &g, stat_expr(params, 0), err, errlen)))
+        if ((rc = emit_row_arg(b, params, ch, err, errlen)))
             return rc;
-        akg_buf_puts(b, ";\n          if (e == acc0 || (acc0 != acc0 && e != e)) { at = k - base; break; }\n"
-                        "        }\n        out[o] = at;\n");
     } else {
+        if ((rc = emit_row_stats(b, params, &serial, 0, "        ", err, errlen)))
+            return rc;
         akg_buf_puts(b, "        out[o] = (float)(st0 / div);\n");
     }
     akg_buf_puts(b, "      }\n    } else {\n");
@@ -540,8 +575,7 @@ static int emit_rowmap(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
     c_signature(b, params);
     akg_buf_puts(b, "  (void)div;\n  if (I == 1) {\n");
     akg_buf_appendf(b, "    if (O >= %ld || D < 65536) {\n", ch->rows * 4);
-    akg_buf_appendf(b, "%s#pragma omp parallel for schedule(static, %ld) if (O * D > 32768)\n", par,
-                    ch->rows);
+    akg_buf_appendf(b, "%s#pragma omp parallel for schedule(static) if (O * D > 32768)\n", par);
     akg_buf_puts(b, "      for (int64_t o = 0; o < O; ++o) {\n"
                     "        const int64_t base = o * D, len = D;\n");
     int rc = emit_row_stats(b, params, ch, 0, "        ", err, errlen);
@@ -694,8 +728,26 @@ static int emit_chnorm(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
     int bs = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(params, "bias"));
     int eps = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(params, "eps"));
     int groups = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(params, "groups"));
+    /* y = x * sc + sh; large outputs are written with streaming stores
+     * (no read of the destination lines: a third less memory traffic) */
+    akg_buf_puts(b, ch->simd ? "#include <immintrin.h>\n" : "");
+    akg_buf_puts(b, "static inline void akg_affine(const float *__restrict x, float *__restrict y, int64_t n,\n"
+                    "                              float sc, float sh, int stream) {\n"
+                    "  int64_t s = 0;\n");
+    if (ch->simd)
+        akg_buf_puts(b, "#ifdef __AVX__\n"
+                        "  if (stream) {\n"
+                        "    for (; s < n && ((uintptr_t)(y + s) & 31); ++s) y[s] = x[s] * sc + sh;\n"
+                        "    const __m256 vs = _mm256_set1_ps(sc), vh = _mm256_set1_ps(sh);\n"
+                        "    for (; s + 8 <= n; s += 8)\n"
+                        "      _mm256_stream_ps(y + s, _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x + s), vs), vh));\n"
+                        "  }\n"
+                        "#endif\n"
+                        "#pragma omp simd\n");
+    akg_buf_puts(b, "  for (int64_t t = s; t < n; ++t) y[t] = x[t] * sc + sh;\n  (void)stream;\n}\n\n");
     c_signature(b, params);
     akg_buf_puts(b, "  (void)div;\n  const int64_t N = O, C = D, S = I;\n");
+    akg_buf_puts(b, "  const int stream = N * C * S >= (1 << 21);  // outputs past the caches\n");
     akg_buf_puts(b, "  float *scale = new float[N * C], *shift = new float[N * C];\n");
     char epsx[48], wx[48], bx[48];
     if (eps >= 0)
@@ -719,6 +771,43 @@ static int emit_chnorm(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
         akg_buf_appendf(b, "    const double sh = %s - (double)p%d[c] * sc;\n", bx, rm);
         akg_buf_puts(b, "    for (int64_t n = 0; n < N; ++n) { scale[n * C + c] = (float)sc; shift[n * C + c] = (float)sh; }\n  }\n");
     } else {
+        if (strcmp(mode, "batch") != 0) {
+            /* group statistics and the affine pass per (n, group): the
+             * group's span is contiguous and still in cache for the second
+             * read */
+            if (groups >= 0)
+                akg_buf_appendf(b, "  const int64_t G = (int64_t)s%d;\n", groups);
+            else
+                akg_buf_appendf(b, "  const int64_t G = %s;\n", !strcmp(mode, "instance") ? "C" : "1");
+            akg_buf_puts(b, "  const int64_t CG = C / G;\n  (void)scale; (void)shift;\n");
+            akg_buf_appendf(b, "%s#pragma omp parallel for schedule(static)\n", par);
+            akg_buf_puts(b, "  for (int64_t ng = 0; ng < N * G; ++ng) {\n"
+                            "    const int64_t n = ng / G, g = ng % G, len = CG * S;\n"
+                            "    const float *xp = in0 + ng * len;\n    float *yp = out + ng * len;\n");
+            akg_buf_appendf(b, "    double a[%ld], q[%ld];\n", ch->lanes, ch->lanes);
+            akg_buf_appendf(b, "    for (int j = 0; j < %ld; ++j) { a[j] = 0.0; q[j] = 0.0; }\n", ch->lanes);
+            akg_buf_appendf(b, "    int64_t s = 0;\n    for (; s + %ld * 32 <= len; s += %ld * 32) {\n", ch->lanes, ch->lanes);
+            akg_buf_appendf(b, "      float fa[%ld], fq[%ld];\n      for (int j = 0; j < %ld; ++j) { fa[j] = 0.0f; fq[j] = 0.0f; }\n",
+                            ch->lanes, ch->lanes, ch->lanes);
+            akg_buf_appendf(b, "      for (int64_t u = 0; u < 32 * %ld; u += %ld) {\n", ch->lanes, ch->lanes);
+            akg_buf_appendf(b, "%s        for (int j = 0; j < %ld; ++j) { const float e = xp[s + u + j]; fa[j] += e; fq[j] += e * e; }\n",
+                            simd, ch->lanes);
+            akg_buf_appendf(b, "      }\n      for (int j = 0; j < %ld; ++j) { a[j] += fa[j]; q[j] += fq[j]; }\n    }\n", ch->lanes);
+            akg_buf_puts(b, "    double t1 = 0.0, t2 = 0.0;\n");
+            akg_buf_appendf(b, "    for (int j = 0; j < %ld; ++j) { t1 += a[j]; t2 += q[j]; }\n", ch->lanes);
+            akg_buf_puts(b, "    for (; s < len; ++s) { const double e = xp[s]; t1 += e; t2 += e * e; }\n"
+                            "    const double mean = t1 / (double)len;\n"
+                            "    double var = t2 / (double)len - mean * mean; var = var < 0.0 ? 0.0 : var;\n");
+            akg_buf_appendf(b, "    const double r = 1.0 / std::sqrt(var + %s);\n", epsx);
+            akg_buf_puts(b, "    for (int64_t c = g * CG; c < (g + 1) * CG; ++c) {\n");
+            akg_buf_appendf(b, "      const double scd = r * %s;\n", wx);
+            akg_buf_appendf(b, "      const float sc = (float)scd, sh = (float)(%s - mean * scd);\n", bx);
+            akg_buf_puts(b, "      const float *xc = xp + (c - g * CG) * S;\n      float *yc = yp + (c - g * CG) * S;\n");
+            akg_buf_puts(b, "      akg_affine(xc, yc, S, sc, sh, stream);\n");
+            akg_buf_appendf(b, "    }\n    (void)n;\n  }\n  delete[] scale; delete[] shift;\n%s  return 0;\n}\n",
+                            ch->simd ? "#ifdef __AVX__\n  _mm_sfence();\n#endif\n" : "");
+            return AKG_OK;
+        }
         /* sums in double per (n, c) plane, LANES accumulators */
         akg_buf_puts(b, "  double *sum1 = new double[N * C], *sum2 = new double[N * C];\n");
         akg_buf_appendf(b, "%s#pragma omp parallel for schedule(static)\n", par);
@@ -769,8 +858,9 @@ static int emit_chnorm(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
     akg_buf_puts(b, "  for (int64_t nc = 0; nc < N * C; ++nc) {\n"
                     "    const float sc = scale[nc], sh = shift[nc];\n"
                     "    const float *xp = in0 + nc * S;\n    float *yp = out + nc * S;\n");
-    akg_buf_appendf(b, "%s    for (int64_t s = 0; s < S; ++s) yp[s] = xp[s] * sc + sh;\n", simd);
-    akg_buf_puts(b, "  }\n  delete[] scale; delete[] shift;\n  return 0;\n}\n");
+    akg_buf_puts(b, "    akg_affine(xp, yp, S, sc, sh, stream);\n");
+    akg_buf_appendf(b, "  }\n  delete[] scale; delete[] shift;\n%s  return 0;\n}\n",
+                    ch->simd ? "#ifdef __AVX__\n  _mm_sfence();\n#endif\n" : "");
     return AKG_OK;
 }
 
@@ -785,8 +875,8 @@ static int emit_rowloss(akg_buf *b, const cJSON *params, const akg_rx_choices *c
     const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(params, "kind"));
     int mean = cJSON_IsTrue(cJSON_GetObjectItem(params, "mean"));
     c_signature(b, params);
-    akg_buf_puts(b, "  (void)I; (void)div;\n  double total = 0.0;\n");
-    akg_buf_appendf(b, "%s#pragma omp parallel for schedule(static) reduction(+ : total)\n", par);
+    akg_buf_puts(b, "  (void)I; (void)div;\n  double total = 0.0;\n  int bad = 0;\n");
+    akg_buf_appendf(b, "%s#pragma omp parallel for schedule(static) reduction(+ : total) reduction(| : bad)\n", par);
     akg_buf_puts(b, "  for (int64_t o = 0; o < O; ++o) {\n");
     if (!strcmp(kind, "cross_entropy")) {
         akg_buf_puts(b, "    const float *xr = in0 + o * D;\n    float m = -INFINITY;\n");
@@ -798,6 +888,7 @@ static int emit_rowloss(akg_buf *b, const cJSON *params, const akg_rx_choices *c
             akg_buf_appendf(b, "%ss)\n", simd);
         akg_buf_puts(b, "    for (int64_t d = 0; d < D; ++d) s += AKG_EXP(xr[d] - m);\n"
                         "    const int64_t t = in1[o];\n"
+                        "    if (t < 0 || t >= D) { bad = 1; continue; }  // a class index out of range\n"
                         "    total += (double)m + std::log((double)s) - (double)xr[t];\n");
     } else if (!strcmp(kind, "cosine")) {
         int eps = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(params, "eps"));
@@ -827,7 +918,7 @@ static int emit_rowloss(akg_buf *b, const cJSON *params, const akg_rx_choices *c
         akg_buf_puts(b, "    total += l > 0.0 ? l : 0.0;\n");
     }
     akg_buf_puts(b, "  }\n");
-    akg_buf_appendf(b, "  out[0] = (float)(total%s);\n  return 0;\n}\n", mean ? " / (double)O" : "");
+    akg_buf_appendf(b, "  out[0] = (float)(total%s);\n  return bad ? 1 : 0;\n}\n", mean ? " / (double)O" : "");
     return AKG_OK;
 }
 
@@ -922,6 +1013,9 @@ static int emit_model_new(akg_buf *py, const akg_design *d, const akg_reference 
                         "            raise TypeError(\"input %s: this kernel takes %s CPU tensors, got %%s on %%s\" %% (%s.dtype, %s.device))\n"
                         "        x%d = %s.contiguous()\n",
                         name, tdt, name, name, dt, name, name, k, name);
+        if (k > 0 && !strcmp(kind, "rowloss"))
+            akg_buf_appendf(py, "        if x%d.dim() == 0 or x%d.size(0) != x0.size(0) or (x%d.dtype == torch.float32 and x%d.size() != x0.size()):\n"
+                                "            raise ValueError(\"inputs must agree in their batch dim\")\n", k, k, k, k);
         if (k > 0 && strcmp(kind, "rowloss") != 0)
             akg_buf_appendf(py, "        if x%d.size() != x0.size():\n"
                                 "            raise ValueError(\"inputs must have one shape (no broadcasting)\")\n", k);
