@@ -86,7 +86,7 @@ static name_slot *name_index_find(const name_index *ix, const char *name) {
 /* Maps name to index (replacing an older mapping). Returns 0 or -ENOMEM. */
 static int name_index_put(name_index *ix, const char *name, size_t index) {
   if ((ix->used + 1) * 2 > ix->cap) {
-    size_t cap = ix->cap ? ix->cap * 2 : 64;
+    size_t cap = ix->cap ? ix->cap * 2 : 512; /* most sketches never grow it */
     name_slot *slots = calloc(cap, sizeof *slots);
     if (!slots) return -ENOMEM;
     name_index grown = {slots, cap, 0};

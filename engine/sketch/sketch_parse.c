@@ -286,13 +286,13 @@ static const char *unquote(sketch_builder *b, TSNode n) {
 }
 
 static void conv_arguments(sketch_builder *b, akg_sketch_expr *e, TSNode args) {
-  /* one walk over the children (ts_node_named_child(i) walks from the start
-   * each time); calls with more arguments than fit here are walked twice */
+  /* the children are looked up once (each lookup walks from the first
+   * child); calls with more arguments than fit here look them up twice */
   TSNode local[16];
   uint32_t nc = ts_node_named_child_count(args), nl = 0;
   size_t npos = 0, nkw = 0;
   for (uint32_t i = 0; i < nc; i++) {
-    TSNode c = nc <= 16 && i ? ts_node_next_named_sibling(local[nl - 1]) : ts_node_named_child(args, i);
+    TSNode c = ts_node_named_child(args, i);
     if (nc <= 16) local[nl++] = c;
     if (sym_is(c, S_comment)) continue;
     if (sym_is(c, S_keyword_argument)) nkw++;
@@ -962,6 +962,16 @@ static void conv_section(sketch_builder *b, TSNode n) {
   free(ch);
 }
 
+/* Appends a comment to the header's comments (printed above the sections). */
+static void header_comment(sketch_builder *b, akg_sketch *s, const char *text) {
+  const char **all = b_alloc(b, (s->header.n + 1) * sizeof *all);
+  if (!all) return;
+  if (s->header.n) memcpy(all, s->header.lines, s->header.n * sizeof *all);
+  all[s->header.n] = text;
+  s->header.lines = all;
+  s->header.n++;
+}
+
 static akg_sketch *conv_sketch(sketch_builder *b, TSNode n, sketch_comments *leading) {
   sketch_arena arena = {0};
   akg_sketch *s = sketch_arena_alloc(&arena, sizeof *s);
@@ -1013,13 +1023,16 @@ static akg_sketch *conv_sketch(sketch_builder *b, TSNode n, sketch_comments *lea
       uint32_t section_row = ts_node_start_point(c).row;
       for (bool m = ts_tree_cursor_goto_first_child(&sc); m; m = ts_tree_cursor_goto_next_sibling(&sc)) {
         TSNode k = ts_tree_cursor_current_node(&sc);
-        if (sym_is(k, S_comment) && ts_node_start_point(k).row > section_row) pending_push_comment(b, &p, k);
+        if (!sym_is(k, S_comment)) continue;
+        if (ts_node_start_point(k).row > section_row) pending_push_comment(b, &p, k);
+        else header_comment(b, s, b_text(b, k)); /* on the section's line: kept with the header */
       }
       ts_tree_cursor_delete(&sc);
       continue;
     }
     if (sym_is(c, S_comment) && in_header && ts_node_start_point(c).row == s->span.line) {
-      continue; /* a comment after `sketch NAME {` is dropped with the brace line */
+      header_comment(b, s, b_text(b, c)); /* after `sketch NAME {`: printed below that line */
+      continue;
     }
     if (sym_is(c, S_comment)) {
       TSPoint at = ts_node_start_point(c);

@@ -217,12 +217,13 @@ static void test_limits(void) {
 
 /* print(parse(text)) keeps every comment where it was written: at the outer
  * indentation before a dedented statement, between an if block and its
- * else/elif, after the header and at the end of an else block; one blank
- * line is kept between statements that were separated by blank lines. */
+ * else/elif, after the header and at the end of an else block (comments on
+ * the header's lines move above the sections); one blank line is kept
+ * between statements that were separated by blank lines. */
 static void test_comments_kept(void) {
   static const char text[] =
-      "sketch s {\n"
-      "  symbols: N;\n"
+      "sketch s {  # c-brace\n"
+      "  symbols: N;  # c-symbols\n"
       "  tensors: x[N]: f32; y[N]: f32;\n"
       "\n"
       "  # c-before-loop\n"
@@ -251,6 +252,8 @@ static void test_comments_kept(void) {
       "}\n";
   static const char *const expected =
       "sketch s {\n"
+      "  # c-brace\n"
+      "  # c-symbols\n"
       "  symbols: N;\n"
       "  tensors: x[N]: f32; y[N]: f32;\n"
       "\n"

@@ -24,7 +24,7 @@ typedef struct {
 } named_loss;
 
 static const named_loss named[] = {
-    {"mse_loss", 4}, {"l1_loss", 4}, {"smooth_l1_loss", 4}, {"huber_loss", 2},
+    {"mse_loss", 4}, {"l1_loss", 4},       {"smooth_l1_loss", 4},      {"huber_loss", 2},
     {"kl_div", 4},   {"cross_entropy", 6}, {"triplet_margin_loss", 8},
 };
 
@@ -61,14 +61,17 @@ static char *rowloss_sketch(const akg_design *d, const akg_reference *ref, const
     akg_buf b;
     akg_buf_init(&b, 1 << 16);
     const cJSON *p = d->params;
-    akg_buf_appendf(&b, "# %s: one value per row of the [B, D] inputs (one pass over the row),\n"
-                        "# then the mean over rows in f64\n", d->op_name);
+    akg_buf_appendf(&b,
+                    "# %s: one value per row of the [B, D] inputs (one pass over the row),\n"
+                    "# then the mean over rows in f64\n",
+                    d->op_name);
     akg_buf_appendf(&b, "sketch %s {\n  symbols: B, D;\n  tensors: ", d->op_name);
     const cJSON *in;
     int k = 0;
     cJSON_ArrayForEach(in, cJSON_GetObjectItem(p, "inputs"))
     {
-        const char *dt = cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "input_dtypes"), k));
+        const char *dt =
+            cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "input_dtypes"), k));
         int i64 = dt && !strcmp(dt, "int64");
         akg_buf_appendf(&b, "%s%s: %s; ", ref->forward_params[(int)in->valuedouble].name,
                         i64 ? "[B]" : "[B, D]", i64 ? "i64" : "f32");
@@ -76,7 +79,8 @@ static char *rowloss_sketch(const akg_design *d, const akg_reference *ref, const
     }
     akg_buf_puts(&b, "out[1]: f32;\n  constexpr: ROWS = tune(4, 1, 16)\n");
     akg_rx_sketch_params(&b, p);
-    akg_buf_puts(&b, "\n  total = alloc([1], dtype=f64, llm_hint=[\"fastest\", \"accumulator\", \"init_zero\"])\n"
+    akg_buf_puts(&b, "\n  total = alloc([1], dtype=f64, llm_hint=[\"fastest\", \"accumulator\", "
+                     "\"init_zero\"])\n"
                      "  @llm_hint(\"parallel\", \"coreidx\")\n  for r in range(0, B, ROWS):\n");
     akg_buf_puts(&b, body);
     akg_buf_puts(&b, "  store(cast(div(total, B), f32) -> out[0:1])\n}\n");
@@ -96,7 +100,9 @@ static int design_rowloss(akg_rx_ctx *c, akg_design *d, const char *kind, const 
         }
         akg_rx_input(c, fi);
     }
-    const cJSON *x0 = akg_rule_probe_input(c->probe, (int)cJSON_GetArrayItem(cJSON_GetObjectItem(d->params, "inputs"), 0)->valuedouble);
+    const cJSON *x0 = akg_rule_probe_input(
+        c->probe,
+        (int)cJSON_GetArrayItem(cJSON_GetObjectItem(d->params, "inputs"), 0)->valuedouble);
     if (akg_rule_rank(x0) != 2) {
         akg_design_free(d);
         return akg_rx_unsupported(c, call, "a row loss of inputs that are not [batch, features]");
@@ -105,17 +111,15 @@ static int design_rowloss(akg_rx_ctx *c, akg_design *d, const char *kind, const 
     cJSON_AddStringToObject(p, "design", "rowloss");
     cJSON_AddStringToObject(p, "kind", kind);
     cJSON_AddBoolToObject(p, "mean", 1);
-    const char *body = "";
     if (!strcmp(kind, "cross_entropy")) {
-        const char *tdt = cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "input_dtypes"), 1));
+        const char *tdt =
+            cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "input_dtypes"), 1));
         if (!tdt || strcmp(tdt, "int64") != 0 || akg_rule_arg(call, 2, "weight") ||
             akg_rule_arg(call, 7, "label_smoothing")) {
             akg_design_free(d);
-            return akg_rx_unsupported(c, call, "cross_entropy other than int64 class targets without weights");
+            return akg_rx_unsupported(
+                c, call, "cross_entropy other than int64 class targets without weights");
         }
-        body = "    t = alloc([ROWS, D], llm_hint=[\"fast\"])\n"
-               "    load(logits_placeholder)\n";
-        (void)body;
         char buf[1024];
         snprintf(buf, sizeof buf,
                  "    t = alloc([ROWS, D], llm_hint=[\"fast\"])\n"
@@ -128,14 +132,19 @@ static int design_rowloss(akg_rx_ctx *c, akg_design *d, const char *kind, const 
                  "    # the target's logit: t[row, tg[row]]\n"
                  "    lv = reduce_sum(add(m, log(s)), axis=0, keepdim=False)\n"
                  "    total = add(total, cast(lv, f64))\n",
-                 ref->forward_params[(int)cJSON_GetArrayItem(cJSON_GetObjectItem(p, "inputs"), 0)->valuedouble].name,
-                 ref->forward_params[(int)cJSON_GetArrayItem(cJSON_GetObjectItem(p, "inputs"), 1)->valuedouble].name);
+                 ref->forward_params[(int)cJSON_GetArrayItem(cJSON_GetObjectItem(p, "inputs"), 0)
+                                         ->valuedouble]
+                     .name,
+                 ref->forward_params[(int)cJSON_GetArrayItem(cJSON_GetObjectItem(p, "inputs"), 1)
+                                         ->valuedouble]
+                     .name);
         d->sketch_text = rowloss_sketch(d, ref, buf);
     } else if (!strcmp(kind, "triplet")) {
         int margin = scalar_slot(c, akg_rule_arg(src, 0, "margin"), "margin", 1.0);
         akg_scalar pn;
         const akg_expr *pe = akg_rule_arg(src, 1, "p");
-        if (margin < 0 || (pe && (akg_rule_scalar(ref, c->probe, pe, "p", &pn, NULL) || pn.value != 2.0)) ||
+        if (margin < 0 ||
+            (pe && (akg_rule_scalar(ref, c->probe, pe, "p", &pn, NULL) || pn.value != 2.0)) ||
             akg_rule_arg(src, 3, "swap")) {
             akg_design_free(d);
             return akg_rx_unsupported(c, call, "a triplet margin loss other than p=2 without swap");
@@ -143,18 +152,19 @@ static int design_rowloss(akg_rx_ctx *c, akg_design *d, const char *kind, const 
         cJSON_AddNumberToObject(p, "margin", margin);
         char buf[1024];
         const cJSON *ins = cJSON_GetObjectItem(p, "inputs");
-        snprintf(buf, sizeof buf,
-                 "    a = alloc([ROWS, D], llm_hint=[\"fast\"])\n    load(%s[r:r+ROWS, :] -> a)\n"
-                 "    q = alloc([ROWS, D], llm_hint=[\"fast\"])\n    load(%s[r:r+ROWS, :] -> q)\n"
-                 "    n = alloc([ROWS, D], llm_hint=[\"fast\"])\n    load(%s[r:r+ROWS, :] -> n)\n"
-                 "    @llm_hint(\"vectorize\", \"simd\")\n"
-                 "    dp = sqrt(reduce_sum(mul(add(sub(a, q), 1e-6), add(sub(a, q), 1e-6)), axis=1))\n"
-                 "    dn = sqrt(reduce_sum(mul(add(sub(a, n), 1e-6), add(sub(a, n), 1e-6)), axis=1))\n"
-                 "    lv = reduce_sum(relu(add(sub(dp, dn), margin)), axis=0, keepdim=False)\n"
-                 "    total = add(total, cast(lv, f64))\n",
-                 ref->forward_params[(int)cJSON_GetArrayItem(ins, 0)->valuedouble].name,
-                 ref->forward_params[(int)cJSON_GetArrayItem(ins, 1)->valuedouble].name,
-                 ref->forward_params[(int)cJSON_GetArrayItem(ins, 2)->valuedouble].name);
+        snprintf(
+            buf, sizeof buf,
+            "    a = alloc([ROWS, D], llm_hint=[\"fast\"])\n    load(%s[r:r+ROWS, :] -> a)\n"
+            "    q = alloc([ROWS, D], llm_hint=[\"fast\"])\n    load(%s[r:r+ROWS, :] -> q)\n"
+            "    n = alloc([ROWS, D], llm_hint=[\"fast\"])\n    load(%s[r:r+ROWS, :] -> n)\n"
+            "    @llm_hint(\"vectorize\", \"simd\")\n"
+            "    dp = sqrt(reduce_sum(mul(add(sub(a, q), 1e-6), add(sub(a, q), 1e-6)), axis=1))\n"
+            "    dn = sqrt(reduce_sum(mul(add(sub(a, n), 1e-6), add(sub(a, n), 1e-6)), axis=1))\n"
+            "    lv = reduce_sum(relu(add(sub(dp, dn), margin)), axis=0, keepdim=False)\n"
+            "    total = add(total, cast(lv, f64))\n",
+            ref->forward_params[(int)cJSON_GetArrayItem(ins, 0)->valuedouble].name,
+            ref->forward_params[(int)cJSON_GetArrayItem(ins, 1)->valuedouble].name,
+            ref->forward_params[(int)cJSON_GetArrayItem(ins, 2)->valuedouble].name);
         const cJSON *sc = cJSON_GetArrayItem(cJSON_GetObjectItem(p, "scalars"), margin);
         const char *mname = cJSON_GetStringValue(cJSON_GetObjectItem(sc, "name"));
         if (mname && strcmp(mname, "margin") != 0) {
@@ -213,10 +223,8 @@ static const akg_expr *cosine_loss(const akg_reference *ref, const akg_expr *roo
     return cs;
 }
 
-static char *elementwise_sketch_name(const char *op) { return (char *)op; }
-
-int akg_rules_loss(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
-                   int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
+int akg_rules_loss(const akg_reference *ref, const cJSON *probe, const cJSON *feedback, int attempt,
+                   akg_design **out, akg_range *where, char *err, size_t errlen)
 {
     (void)feedback, (void)attempt;
     *out = NULL;
@@ -251,8 +259,11 @@ int akg_rules_loss(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     const akg_expr *src = layer ? layer->ctor : root;
     if (nl) {
         char red[32];
-        int rpos = layer ? (strcmp(op, "triplet_margin_loss") == 0 ? 6 : !strcmp(op, "huber_loss") ? 0
-                            : !strcmp(op, "smooth_l1_loss") ? 2 : !strcmp(op, "cross_entropy") ? 4 : 2)
+        int rpos = layer ? (strcmp(op, "triplet_margin_loss") == 0 ? 6
+                            : !strcmp(op, "huber_loss")            ? 0
+                            : !strcmp(op, "smooth_l1_loss")        ? 2
+                            : !strcmp(op, "cross_entropy")         ? 4
+                                                                   : 2)
                          : nl->reduction_pos;
         if (read_reduction(ref, probe, src, rpos, red, sizeof red))
             return akg_rule_unsupported(ref, root->range, where, err, errlen,
@@ -310,8 +321,8 @@ int akg_rules_loss(const akg_reference *ref, const cJSON *probe, const cJSON *fe
                                             "kl_div with log_target");
             }
             cJSON *et2 = cJSON_Duplicate(et, 1);
-            e = akg_rx_op("sub", akg_rx_op("xlogx", et, NULL, NULL), akg_rx_op("mul", et2, ea, NULL),
-                          NULL);
+            e = akg_rx_op("sub", akg_rx_op("xlogx", et, NULL, NULL),
+                          akg_rx_op("mul", et2, ea, NULL), NULL);
         }
         cJSON *st = cJSON_CreateObject();
         int batch = !strcmp(red, "batchmean");
@@ -328,7 +339,7 @@ int akg_rules_loss(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         cJSON_AddNumberToObject(spec, "all", 1);
         cJSON_AddNumberToObject(d->params, "keepdim", 0);
         cJSON_AddStringToObject(d->params, "design", "reduce");
-        d->sketch_text = akg_rx_reduce_sketch(d, ref, elementwise_sketch_name(red));
+        d->sketch_text = akg_rx_reduce_sketch(d, ref, red);
         *out = d;
         return AKG_OK;
     }
@@ -347,15 +358,18 @@ int akg_rules_loss(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         return AKG_ENOTFOUND;
     }
     const cJSON *ins = cJSON_GetObjectItem(d->params, "inputs");
-    const cJSON *in0 = akg_rule_probe_input(probe, (int)cJSON_GetNumberValue(cJSON_GetArrayItem(ins, 0)));
+    const cJSON *in0 =
+        akg_rule_probe_input(probe, (int)cJSON_GetNumberValue(cJSON_GetArrayItem(ins, 0)));
     for (int i = 0; i < cJSON_GetArraySize(ins); i++) {
         const cJSON *ik = akg_rule_probe_input(probe, (int)cJSON_GetArrayItem(ins, i)->valuedouble);
         const char *kd = cJSON_GetStringValue(cJSON_GetObjectItem(ik, "dtype"));
-        if (!cJSON_Compare(cJSON_GetObjectItem(ik, "shape"), cJSON_GetObjectItem(in0, "shape"), 1) ||
+        if (!cJSON_Compare(cJSON_GetObjectItem(ik, "shape"), cJSON_GetObjectItem(in0, "shape"),
+                           1) ||
             (kd && strcmp(kd, "float32") != 0 && strcmp(kd, "bool") != 0)) {
             akg_design_free(d);
-            return akg_rule_unsupported(ref, root->range, where, err, errlen,
-                                        "loss inputs of different shapes or dtypes (no broadcasting yet)");
+            return akg_rule_unsupported(
+                ref, root->range, where, err, errlen,
+                "loss inputs of different shapes or dtypes (no broadcasting yet)");
         }
     }
     cJSON_AddStringToObject(d->params, "div", "none");

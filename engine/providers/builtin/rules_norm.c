@@ -68,11 +68,15 @@ static char *chnorm_sketch(const akg_design *d, const akg_reference *ref)
     akg_buf_init(&b, 1 << 16);
     const cJSON *p = d->params;
     const char *mode = cJSON_GetStringValue(cJSON_GetObjectItem(p, "mode"));
-    const char *x = ref->forward_params[(int)cJSON_GetArrayItem(cJSON_GetObjectItem(p, "inputs"), 0)->valuedouble].name;
-    akg_buf_appendf(&b, "# %s (%s statistics): x viewed as [N, C, S]; double sums per (n, c) plane,\n"
-                        "# then scale/shift per (n, c) and one vectorised affine pass\n",
+    const char *x = ref->forward_params[(int)cJSON_GetArrayItem(cJSON_GetObjectItem(p, "inputs"), 0)
+                                            ->valuedouble]
+                        .name;
+    akg_buf_appendf(&b,
+                    "# %s (%s statistics): x viewed as [N, C, S]; double sums per (n, c) plane,\n"
+                    "# then scale/shift per (n, c) and one vectorised affine pass\n",
                     d->op_name, mode);
-    akg_buf_appendf(&b, "sketch %s {\n  symbols: N, C, S;\n  tensors: %s[N, C, S]: f32; ", d->op_name, x);
+    akg_buf_appendf(&b, "sketch %s {\n  symbols: N, C, S;\n  tensors: %s[N, C, S]: f32; ",
+                    d->op_name, x);
     const cJSON *t;
     cJSON_ArrayForEach(t, cJSON_GetObjectItem(p, "tensors"))
         akg_buf_appendf(&b, "%s[C]: f32; ", cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")));
@@ -82,8 +86,10 @@ static char *chnorm_sketch(const akg_design *d, const akg_reference *ref)
     if (strcmp(mode, "eval") != 0) {
         akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n  for n in range(0, N):\n"
                          "    for c in range(0, C):\n"
-                         "      a1 = alloc([LANES], dtype=f64, llm_hint=[\"fastest\", \"accumulator\", \"init_zero\"])\n"
-                         "      a2 = alloc([LANES], dtype=f64, llm_hint=[\"fastest\", \"accumulator\", \"init_zero\"])\n"
+                         "      a1 = alloc([LANES], dtype=f64, llm_hint=[\"fastest\", "
+                         "\"accumulator\", \"init_zero\"])\n"
+                         "      a2 = alloc([LANES], dtype=f64, llm_hint=[\"fastest\", "
+                         "\"accumulator\", \"init_zero\"])\n"
                          "      for s in range(0, S, LANES):\n"
                          "        t = alloc([LANES], llm_hint=[\"fastest\"])\n");
         akg_buf_appendf(&b, "        load(%s[n, c, s:s+LANES] -> t)\n", x);
@@ -93,9 +99,13 @@ static char *chnorm_sketch(const akg_design *d, const akg_reference *ref)
                          "        a2 = add(a2, mul(tt, tt))\n"
                          "      sum1 = reduce_sum(a1, axis=0)\n"
                          "      sum2 = reduce_sum(a2, axis=0)\n");
-        akg_buf_appendf(&b, "  # the %s groups of s1, s2 give mean and biased variance; scale = weight * rsqrt(var + eps)\n", mode);
+        akg_buf_appendf(&b,
+                        "  # the %s groups of s1, s2 give mean and biased variance; scale = weight "
+                        "* rsqrt(var + eps)\n",
+                        mode);
     }
-    akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n  for n in range(0, N):\n    for c in range(0, C):\n"
+    akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n  for n in range(0, N):\n    for c "
+                     "in range(0, C):\n"
                      "      row = alloc([S], llm_hint=[\"fast\"])\n");
     akg_buf_appendf(&b, "      load(%s[n, c, :] -> row)\n", x);
     akg_buf_puts(&b, "      sc = alloc([1], dtype=f32, llm_hint=[\"fastest\"])\n"
@@ -128,7 +138,8 @@ static int design_channel(akg_rx_ctx *c, akg_design *d, const akg_expr *call, co
     int fi = akg_rule_forward_param(ref, x);
     if (fi != 0 || (call->is_layer && !layer)) {
         akg_design_free(d);
-        return akg_rx_unsupported(c, call, "a normalisation of something other than forward's first input");
+        return akg_rx_unsupported(c, call,
+                                  "a normalisation of something other than forward's first input");
     }
     akg_rx_input(c, fi);
     const char *mode = NULL;
@@ -182,7 +193,8 @@ static int design_channel(akg_rx_ctx *c, akg_design *d, const akg_expr *call, co
         eps = scalar_arg(c, akg_rule_arg(call, 4, "eps"), "eps", 1e-5);
     } else if (!strcmp(op, "instance_norm")) {
         mode = "instance";
-        if (akg_rule_arg(call, 1, "running_mean") && akg_rule_arg(call, 1, "running_mean")->kind != AKG_EX_NONE) {
+        if (akg_rule_arg(call, 1, "running_mean") &&
+            akg_rule_arg(call, 1, "running_mean")->kind != AKG_EX_NONE) {
             akg_design_free(d);
             return akg_rx_unsupported(c, call, "instance_norm with running statistics");
         }
@@ -254,11 +266,13 @@ static int design_layer_norm(akg_rx_ctx *c, akg_design *d, const akg_expr *call,
     cJSON_AddItemToObject(s1, "expr", akg_rx_op("square", akg_rx_ref("in", in), NULL, NULL));
     cJSON_AddItemToArray(stats, s1);
     /* rv0 = 1 / sqrt(max(E[x^2] - E[x]^2, 0) + eps), in double */
-    cJSON *var = akg_rx_op("max", akg_rx_op("sub", akg_rx_ref("st", 1),
-                                            akg_rx_op("square", akg_rx_ref("st", 0), NULL, NULL), NULL),
+    cJSON *var = akg_rx_op("max",
+                           akg_rx_op("sub", akg_rx_ref("st", 1),
+                                     akg_rx_op("square", akg_rx_ref("st", 0), NULL, NULL), NULL),
                            cJSON_CreateNumber(0), NULL);
-    cJSON_AddItemToArray(cJSON_GetObjectItem(p, "rowvals"),
-                         akg_rx_op("rsqrt", akg_rx_op("add", var, akg_rx_ref("s", eps), NULL), NULL, NULL));
+    cJSON_AddItemToArray(
+        cJSON_GetObjectItem(p, "rowvals"),
+        akg_rx_op("rsqrt", akg_rx_op("add", var, akg_rx_ref("s", eps), NULL), NULL, NULL));
     cJSON *o = akg_rx_op("mul", akg_rx_op("sub", akg_rx_ref("in", in), akg_rx_ref("st", 0), NULL),
                          akg_rx_ref("rv", 0), NULL);
     if (w >= 0)
@@ -305,34 +319,37 @@ static int design_normalize(akg_rx_ctx *c, akg_design *d, const akg_expr *call, 
     cJSON_AddNumberToObject(spec, "n", 1);
     cJSON *s0 = cJSON_CreateObject();
     cJSON_AddStringToObject(s0, "mode", pv == 2.0 ? "norm2" : "sum");
-    cJSON_AddItemToObject(s0, "expr", pv == 2.0 ? akg_rx_ref("in", in)
-                                               : akg_rx_op("abs", akg_rx_ref("in", in), NULL, NULL));
+    cJSON_AddItemToObject(s0, "expr",
+                          pv == 2.0 ? akg_rx_ref("in", in)
+                                    : akg_rx_op("abs", akg_rx_ref("in", in), NULL, NULL));
     cJSON_AddItemToArray(cJSON_GetObjectItem(p, "stats"), s0);
-    cJSON_AddItemToArray(cJSON_GetObjectItem(p, "rowvals"),
-                         akg_rx_op("div", cJSON_CreateNumber(1.0),
-                                   akg_rx_op("max", akg_rx_ref("st", 0), akg_rx_ref("s", eps), NULL),
-                                   NULL));
-    cJSON_AddItemToObject(p, "out", akg_rx_op("mul", akg_rx_ref("in", in), akg_rx_ref("rv", 0), NULL));
+    cJSON_AddItemToArray(
+        cJSON_GetObjectItem(p, "rowvals"),
+        akg_rx_op("div", cJSON_CreateNumber(1.0),
+                  akg_rx_op("max", akg_rx_ref("st", 0), akg_rx_ref("s", eps), NULL), NULL));
+    cJSON_AddItemToObject(p, "out",
+                          akg_rx_op("mul", akg_rx_ref("in", in), akg_rx_ref("rv", 0), NULL));
     cJSON_AddStringToObject(p, "design", "rowmap");
     d->sketch_text = akg_rx_rowmap_sketch(d, c->ref, "x / max(norm(x), eps)");
     *out = d;
     return AKG_OK;
 }
 
-int akg_rules_norm(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
-                   int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
+int akg_rules_norm(const akg_reference *ref, const cJSON *probe, const cJSON *feedback, int attempt,
+                   akg_design **out, akg_range *where, char *err, size_t errlen)
 {
     (void)feedback, (void)attempt;
     *out = NULL;
     const akg_expr *root = akg_rx_returned(ref);
     if (!root)
         return AKG_ENOTFOUND;
-    const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(akg_rule_probe_input(probe, 0), "dtype"));
+    const char *dt =
+        cJSON_GetStringValue(cJSON_GetObjectItem(akg_rule_probe_input(probe, 0), "dtype"));
     akg_rx_ctx c;
     if (root->kind == AKG_EX_CALL && root->name) {
         const char *op = root->name;
-        int channel = !strcmp(op, "group_norm") || !strcmp(op, "instance_norm") ||
-                      !strcmp(op, "batch_norm");
+        int channel =
+            !strcmp(op, "group_norm") || !strcmp(op, "instance_norm") || !strcmp(op, "batch_norm");
         int layer_norm = !strcmp(op, "layer_norm");
         int normalize = !strcmp(op, "normalize") && !root->is_layer;
         if (channel || layer_norm || normalize) {
@@ -377,21 +394,27 @@ int akg_rules_norm(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     cJSON_AddStringToObject(d->params, "design", "rowmap");
     /* every input of one shape; parameters only along a trailing reduced run */
     int nin = cJSON_GetArraySize(cJSON_GetObjectItem(d->params, "inputs"));
-    const cJSON *in0 = akg_rule_probe_input(probe, (int)cJSON_GetArrayItem(cJSON_GetObjectItem(d->params, "inputs"), 0)->valuedouble);
+    const cJSON *in0 = akg_rule_probe_input(
+        probe, (int)cJSON_GetArrayItem(cJSON_GetObjectItem(d->params, "inputs"), 0)->valuedouble);
     for (int k = 0; k < nin; k++) {
-        const cJSON *ik = akg_rule_probe_input(probe, (int)cJSON_GetArrayItem(cJSON_GetObjectItem(d->params, "inputs"), k)->valuedouble);
+        const cJSON *ik = akg_rule_probe_input(
+            probe,
+            (int)cJSON_GetArrayItem(cJSON_GetObjectItem(d->params, "inputs"), k)->valuedouble);
         const char *kd = cJSON_GetStringValue(cJSON_GetObjectItem(ik, "dtype"));
-        if (!cJSON_Compare(cJSON_GetObjectItem(ik, "shape"), cJSON_GetObjectItem(in0, "shape"), 1) ||
+        if (!cJSON_Compare(cJSON_GetObjectItem(ik, "shape"), cJSON_GetObjectItem(in0, "shape"),
+                           1) ||
             (kd && strcmp(kd, "float32") != 0 && strcmp(kd, "bool") != 0)) {
             akg_design_free(d);
-            return akg_rule_unsupported(ref, root->range, where, err, errlen,
-                                        "inputs of different shapes or dtypes (no broadcasting yet)");
+            return akg_rule_unsupported(
+                ref, root->range, where, err, errlen,
+                "inputs of different shapes or dtypes (no broadcasting yet)");
         }
     }
     if (cJSON_GetArraySize(cJSON_GetObjectItem(d->params, "tensors")) > 0) {
         const cJSON *dims = cJSON_GetObjectItem(d->params, "dims");
         int r = akg_rule_rank(in0);
-        int d0 = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(dims, "dim"), "value"));
+        int d0 = (int)cJSON_GetNumberValue(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(dims, "dim"), "value"));
         int n = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(dims, "n"));
         if (d0 < 0)
             d0 += r;
@@ -409,8 +432,9 @@ int akg_rules_norm(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         }
         if (!ok) {
             akg_design_free(d);
-            return akg_rule_unsupported(ref, root->range, where, err, errlen,
-                                        "a parameter that does not run along the reduced trailing dims");
+            return akg_rule_unsupported(
+                ref, root->range, where, err, errlen,
+                "a parameter that does not run along the reduced trailing dims");
         }
     }
     char what[64];

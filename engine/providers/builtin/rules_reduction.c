@@ -35,8 +35,8 @@ static const akg_expr *returned_reduction(const akg_rx_ctx *c, const akg_expr *r
     *mode = akg_rx_reduction_mode(c, call);
     if (!*mode)
         return NULL;
-    int pair = (!strcmp(call->name, "max") || !strcmp(call->name, "min")) &&
-               akg_rule_arg(call, 1, "dim");
+    int pair =
+        (!strcmp(call->name, "max") || !strcmp(call->name, "min")) && akg_rule_arg(call, 1, "dim");
     if (pair != through_values)
         return NULL;
     return call;
@@ -62,7 +62,8 @@ int akg_rules_reduction(const akg_reference *ref, const cJSON *probe, const cJSO
     int fi = akg_rule_forward_param(ref, x);
     if (fi < 0)
         return AKG_ENOTFOUND; /* a reduction of an expression: losses, norms */
-    const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(akg_rule_probe_input(probe, fi), "dtype"));
+    const char *dt =
+        cJSON_GetStringValue(cJSON_GetObjectItem(akg_rule_probe_input(probe, fi), "dtype"));
     if (dt && strcmp(dt, "float32") != 0)
         return akg_rule_unsupported(ref, call->range, where, err, errlen,
                                     "a reduction of a non-float32 tensor");

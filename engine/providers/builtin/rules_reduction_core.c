@@ -115,7 +115,8 @@ static const cJSON *probe_tensor(const cJSON *probe, const char *name)
     if (p)
         return p;
     const cJSON *b;
-    cJSON_ArrayForEach(b, cJSON_GetObjectItem(probe, "buffers")) {
+    cJSON_ArrayForEach(b, cJSON_GetObjectItem(probe, "buffers"))
+    {
         const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(b, "name"));
         if (n && !strcmp(n, name))
             return b;
@@ -128,7 +129,8 @@ int akg_rx_tensor(akg_rx_ctx *c, const char *attr)
     cJSON *tensors = cJSON_GetObjectItem(c->params, "tensors");
     int n = cJSON_GetArraySize(tensors);
     for (int i = 0; i < n; i++) {
-        const char *a = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(tensors, i), "attr"));
+        const char *a =
+            cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(tensors, i), "attr"));
         if (a && !strcmp(a, attr))
             return i;
     }
@@ -178,8 +180,8 @@ const char *akg_rx_reduction_mode(const akg_rx_ctx *c, const akg_expr *call)
     if (!call || call->kind != AKG_EX_CALL || !call->name || call->is_layer)
         return NULL;
     const char *op = call->name;
-    if (!strcmp(op, "sum") || !strcmp(op, "mean") || !strcmp(op, "prod") ||
-        !strcmp(op, "argmax") || !strcmp(op, "argmin") || !strcmp(op, "norm"))
+    if (!strcmp(op, "sum") || !strcmp(op, "mean") || !strcmp(op, "prod") || !strcmp(op, "argmax") ||
+        !strcmp(op, "argmin") || !strcmp(op, "norm"))
         return op;
     if (!strcmp(op, "amax"))
         return "max";
@@ -326,7 +328,7 @@ static cJSON *scalar_expr(akg_rx_ctx *c, const akg_expr *e, const char *name)
     return k < 0 ? fail(c) : akg_rx_ref("s", k);
 }
 
-static const char *unary_ops[] = {"abs", "sqrt", "rsqrt", "exp", "log", "neg", "relu",
+static const char *unary_ops[] = {"abs",    "sqrt", "rsqrt",   "exp",  "log",        "neg", "relu",
                                   "square", "sign", "sigmoid", "tanh", "reciprocal", NULL};
 
 static cJSON *call_expr(akg_rx_ctx *c, const akg_expr *e)
@@ -366,9 +368,12 @@ static cJSON *call_expr(akg_rx_ctx *c, const akg_expr *e)
             cJSON_Delete(a);
             return NULL;
         }
-        const char *name = !strcmp(op, "maximum") ? "max" : !strcmp(op, "minimum") ? "min"
-                           : !strcmp(op, "multiply") ? "mul" : !strcmp(op, "subtract") ? "sub"
-                           : !strcmp(op, "divide") ? "div" : op;
+        const char *name = !strcmp(op, "maximum")    ? "max"
+                           : !strcmp(op, "minimum")  ? "min"
+                           : !strcmp(op, "multiply") ? "mul"
+                           : !strcmp(op, "subtract") ? "sub"
+                           : !strcmp(op, "divide")   ? "div"
+                                                     : op;
         return akg_rx_op(name, a, b, NULL);
     }
     if (!strcmp(op, "clamp") || !strcmp(op, "clip") || !strcmp(op, "clamp_min") ||
@@ -476,9 +481,12 @@ cJSON *akg_rx_expr(akg_rx_ctx *c, const akg_expr *e)
     case AKG_EX_BINOP: {
         if (e->n_args != 2 || !e->name)
             return fail(c);
-        const char *op = !strcmp(e->name, "+") ? "add" : !strcmp(e->name, "-") ? "sub"
-                         : !strcmp(e->name, "*") ? "mul" : !strcmp(e->name, "/") ? "div"
-                         : !strcmp(e->name, "**") ? "pow" : NULL;
+        const char *op = !strcmp(e->name, "+")    ? "add"
+                         : !strcmp(e->name, "-")  ? "sub"
+                         : !strcmp(e->name, "*")  ? "mul"
+                         : !strcmp(e->name, "/")  ? "div"
+                         : !strcmp(e->name, "**") ? "pow"
+                                                  : NULL;
         if (!op)
             return fail(c);
         cJSON *a = akg_rx_expr(c, e->args[0]);
@@ -522,8 +530,14 @@ static int has_key(const cJSON *e, const char *k1, const char *k2)
     return 0;
 }
 
-int akg_rx_has_elem(const cJSON *e) { return has_key(e, "in", "p"); }
-int akg_rx_has_stat(const cJSON *e) { return has_key(e, "st", "rv"); }
+int akg_rx_has_elem(const cJSON *e)
+{
+    return has_key(e, "in", "p");
+}
+int akg_rx_has_stat(const cJSON *e)
+{
+    return has_key(e, "st", "rv");
+}
 
 static cJSON *add_rowval(cJSON *params, cJSON *e)
 {
@@ -585,12 +599,14 @@ void akg_rx_sketch_expr(akg_buf *b, const cJSON *params, const cJSON *e,
         return;
     }
     if ((v = cJSON_GetObjectItem(e, "p"))) {
-        const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(params, "tensors"), (int)v->valuedouble);
+        const cJSON *t =
+            cJSON_GetArrayItem(cJSON_GetObjectItem(params, "tensors"), (int)v->valuedouble);
         akg_buf_appendf(b, "%s_t", cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")));
         return;
     }
     if ((v = cJSON_GetObjectItem(e, "s"))) {
-        const cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(params, "scalars"), (int)v->valuedouble);
+        const cJSON *s =
+            cJSON_GetArrayItem(cJSON_GetObjectItem(params, "scalars"), (int)v->valuedouble);
         akg_buf_puts(b, cJSON_GetStringValue(cJSON_GetObjectItem(s, "name")));
         return;
     }
@@ -648,7 +664,10 @@ void akg_rx_sketch_expr(akg_buf *b, const cJSON *params, const cJSON *e,
         return;
     }
     /* sketch spellings of our ops */
-    const char *name = !op ? "?" : !strcmp(op, "square") ? "mul" : !strcmp(op, "reciprocal") ? "recip" : op;
+    const char *name = !op                         ? "?"
+                       : !strcmp(op, "square")     ? "mul"
+                       : !strcmp(op, "reciprocal") ? "recip"
+                                                   : op;
     akg_buf_appendf(b, "%s(", name);
     const cJSON *a;
     int i = 0;
@@ -679,7 +698,8 @@ void akg_rx_dims_text(const cJSON *params, char *out, size_t n)
         snprintf(out, n, "dims %d..%d", (int)cJSON_GetNumberValue(cJSON_GetObjectItem(d, "value")),
                  (int)cJSON_GetNumberValue(cJSON_GetObjectItem(d, "value")) + cnt - 1);
     else if (fi)
-        snprintf(out, n, "dim %s (= %d)", fi, (int)cJSON_GetNumberValue(cJSON_GetObjectItem(d, "value")));
+        snprintf(out, n, "dim %s (= %d)", fi,
+                 (int)cJSON_GetNumberValue(cJSON_GetObjectItem(d, "value")));
     else
         snprintf(out, n, "dim %d", (int)cJSON_GetNumberValue(cJSON_GetObjectItem(d, "value")));
 }
@@ -699,179 +719,4 @@ void akg_rx_sketch_params(akg_buf *b, const cJSON *params)
                         cJSON_GetNumberValue(cJSON_GetObjectItem(s, "value")));
     }
     akg_buf_puts(b, "\n");
-}
-
-/* ---------- sketches ---------- */
-
-static const char *input_name(const akg_reference *ref, const cJSON *params, int k)
-{
-    int fi = (int)cJSON_GetNumberValue(cJSON_GetArrayItem(cJSON_GetObjectItem(params, "inputs"), k));
-    return fi >= 0 && (size_t)fi < ref->n_forward_params ? ref->forward_params[fi].name : "x";
-}
-
-static const char *sketch_dtype(const char *dt)
-{
-    if (!dt || !strcmp(dt, "float32"))
-        return "f32";
-    if (!strcmp(dt, "int64"))
-        return "i64";
-    if (!strcmp(dt, "bool"))
-        return "bool";
-    return "f32";
-}
-
-void akg_rx_sketch_head(akg_buf *b, const akg_design *d, const akg_reference *ref,
-                        const char *what, const char *in_shape, const char *out_decl)
-{
-    const cJSON *p = d->params;
-    char dims[96];
-    akg_rx_dims_text(p, dims, sizeof dims);
-    akg_buf_appendf(b, "# %s: %s over %s; inputs viewed as [O, D, I] with D the reduced run of dims\n",
-                    d->op_name, what, dims);
-    akg_buf_puts(b, "# (O, D, I are run-time sizes: one kernel serves every shape)\n");
-    akg_buf_appendf(b, "sketch %s {\n  symbols: O, D, I;\n  tensors: ", d->op_name);
-    int nin = cJSON_GetArraySize(cJSON_GetObjectItem(p, "inputs"));
-    for (int k = 0; k < nin; k++)
-        akg_buf_appendf(b, "%s%s: %s; ", input_name(ref, p, k), k == 0 ? in_shape : in_shape,
-                        sketch_dtype(cJSON_GetStringValue(
-                            cJSON_GetArrayItem(cJSON_GetObjectItem(p, "input_dtypes"), k))));
-    const cJSON *t;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItem(p, "tensors"))
-        akg_buf_appendf(b, "%s[D]: f32; ", cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")));
-    akg_buf_appendf(b, "%s\n", out_decl);
-    long rows = d->rows > 0 ? d->rows : 4, ch = d->block > 0 ? d->block : 256;
-    akg_buf_appendf(b, "  constexpr: ROWS = tune(%ld%s), CH = tune(%ld%s), LANES = tune(16, 8, 32)\n",
-                    rows, rows == 4 ? ", 1, 16" : ", 4, 16", ch, ch == 256 ? ", 64, 1024" : ", 256, 1024");
-    akg_rx_sketch_params(b, p);
-    akg_buf_puts(b, "\n");
-}
-
-static const char *tiles[] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"};
-
-static void sketch_loads(akg_buf *b, const akg_design *d, const akg_reference *ref,
-                         const char *indent, const char *tile, const char *region)
-{
-    int nin = cJSON_GetArraySize(cJSON_GetObjectItem(d->params, "inputs"));
-    for (int k = 0; k < nin && k < 8; k++) {
-        akg_buf_appendf(b, "%s%s = alloc(%s, llm_hint=[\"fast\"])\n", indent, tiles[k], tile);
-        akg_buf_appendf(b, "%sload(%s%s -> %s)\n", indent, input_name(ref, d->params, k), region,
-                        tiles[k]);
-    }
-}
-
-static void sketch_stat(akg_buf *b, const cJSON *params, int k, const char *axis)
-{
-    const cJSON *st = cJSON_GetArrayItem(cJSON_GetObjectItem(params, "stats"), k);
-    const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(st, "mode"));
-    const cJSON *e = cJSON_GetObjectItem(st, "expr");
-    if (!strcmp(m, "norm2")) {
-        akg_buf_puts(b, "sqrt(reduce_sum(mul(");
-        akg_rx_sketch_expr(b, params, e, tiles);
-        akg_buf_puts(b, ", ");
-        akg_rx_sketch_expr(b, params, e, tiles);
-        akg_buf_appendf(b, "), axis=%s))", axis);
-        return;
-    }
-    if (!strcmp(m, "argmax") || !strcmp(m, "argmin"))
-        akg_buf_appendf(b, "%s(", m);
-    else
-        akg_buf_appendf(b, "reduce_%s(", m);
-    akg_rx_sketch_expr(b, params, e, tiles);
-    akg_buf_appendf(b, ", axis=%s)", axis);
-}
-
-char *akg_rx_reduce_sketch(const akg_design *d, const akg_reference *ref, const char *what)
-{
-    akg_buf b;
-    akg_buf_init(&b, 1 << 16);
-    const cJSON *p = d->params;
-    const char *m = cJSON_GetStringValue(
-        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "stats"), 0), "mode"));
-    int arg = m && (!strcmp(m, "argmax") || !strcmp(m, "argmin"));
-    const char *odt = arg ? "i64" : "f32";
-    char out_decl[64];
-    snprintf(out_decl, sizeof out_decl, "out[O, I]: %s;", odt);
-    akg_rx_sketch_head(&b, d, ref, what, "[O, D, I]", out_decl);
-    akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n  for o in range(0, O, ROWS):\n"
-                     "    for c in range(0, I, CH):\n");
-    if (arg) {
-        sketch_loads(&b, d, ref, "      ", "[ROWS, D, CH]", "[o:o+ROWS, :, c:c+CH]");
-        akg_buf_puts(&b, "      @llm_hint(\"vectorize\", \"simd\")\n      r = ");
-        sketch_stat(&b, p, 0, "1, keepdim=False");
-        akg_buf_puts(&b, "\n      store(cast(r, i64) -> out[o:o+ROWS, c:c+CH])\n}\n");
-        return akg_buf_steal(&b);
-    }
-    int fl = !strcmp(m, "max") || !strcmp(m, "min");
-    akg_buf_appendf(&b, "      acc = alloc([ROWS, CH], dtype=%s, llm_hint=[\"fastest\", \"accumulator\", \"%s\"])\n",
-                    fl ? "f32" : "f64", fl ? (!strcmp(m, "max") ? "init_neg_inf" : "reuse") : "init_zero");
-    akg_buf_puts(&b, "      for d in range(0, D, LANES):\n");
-    sketch_loads(&b, d, ref, "        ", "[ROWS, LANES, CH]", "[o:o+ROWS, d:d+LANES, c:c+CH]");
-    akg_buf_puts(&b, "        @llm_hint(\"vectorize\", \"simd\")\n        part = ");
-    const char *sm = !strcmp(m, "mean") ? "sum" : !strcmp(m, "norm2") ? "sum" : m;
-    char saved[16];
-    snprintf(saved, sizeof saved, "%s", m);
-    cJSON *st = cJSON_GetArrayItem(cJSON_GetObjectItem(p, "stats"), 0);
-    /* the partial over LANES; mean and norm finish after the loop */
-    akg_buf_appendf(&b, "reduce_%s(", sm);
-    if (!strcmp(saved, "norm2")) {
-        akg_buf_puts(&b, "mul(");
-        akg_rx_sketch_expr(&b, p, cJSON_GetObjectItem(st, "expr"), tiles);
-        akg_buf_puts(&b, ", ");
-        akg_rx_sketch_expr(&b, p, cJSON_GetObjectItem(st, "expr"), tiles);
-        akg_buf_puts(&b, ")");
-    } else {
-        akg_rx_sketch_expr(&b, p, cJSON_GetObjectItem(st, "expr"), tiles);
-    }
-    akg_buf_puts(&b, ", axis=1, keepdim=False)\n");
-    if (fl)
-        akg_buf_appendf(&b, "        acc = %s(acc, part)\n", sm);
-    else if (!strcmp(sm, "prod"))
-        akg_buf_puts(&b, "        acc = mul(acc, cast(part, f64))\n");
-    else
-        akg_buf_puts(&b, "        acc = add(acc, cast(part, f64))\n");
-    const char *div = cJSON_GetStringValue(cJSON_GetObjectItem(p, "div"));
-    if (!strcmp(saved, "mean"))
-        akg_buf_puts(&b, "      res = cast(div(acc, D), f32)\n");
-    else if (!strcmp(saved, "norm2"))
-        akg_buf_puts(&b, "      res = cast(sqrt(acc), f32)\n");
-    else if (div && !strcmp(div, "batch"))
-        akg_buf_puts(&b, "      res = cast(div(acc, O), f32)  # batchmean: by the first dim\n");
-    else
-        akg_buf_appendf(&b, "      res = %s\n", fl ? "acc" : "cast(acc, f32)");
-    akg_buf_puts(&b, "      store(res -> out[o:o+ROWS, c:c+CH])\n}\n");
-    return akg_buf_steal(&b);
-}
-
-char *akg_rx_rowmap_sketch(const akg_design *d, const akg_reference *ref, const char *what)
-{
-    akg_buf b;
-    akg_buf_init(&b, 1 << 16);
-    const cJSON *p = d->params;
-    akg_rx_sketch_head(&b, d, ref, what, "[O, D, I]", "out[O, D, I]: f32;");
-    const cJSON *t;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItem(p, "tensors"))
-    {
-        const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
-        akg_buf_appendf(&b, "  %s_t = alloc([D, 1], llm_hint=[\"fast\", \"reuse\"])\n", n);
-        akg_buf_appendf(&b, "  load(%s[:] -> %s_t)\n", n, n);
-    }
-    akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n  for o in range(0, O, ROWS):\n"
-                     "    for c in range(0, I, CH):\n");
-    sketch_loads(&b, d, ref, "      ", "[ROWS, D, CH]", "[o:o+ROWS, :, c:c+CH]");
-    int ns = cJSON_GetArraySize(cJSON_GetObjectItem(p, "stats"));
-    for (int k = 0; k < ns; k++) {
-        akg_buf_appendf(&b, "      st%d = ", k);
-        sketch_stat(&b, p, k, "1");
-        akg_buf_puts(&b, "\n");
-    }
-    int nr = cJSON_GetArraySize(cJSON_GetObjectItem(p, "rowvals"));
-    for (int k = 0; k < nr; k++) {
-        akg_buf_appendf(&b, "      rv%d = ", k);
-        akg_rx_sketch_expr(&b, p, cJSON_GetArrayItem(cJSON_GetObjectItem(p, "rowvals"), k), tiles);
-        akg_buf_puts(&b, "\n");
-    }
-    akg_buf_puts(&b, "      @llm_hint(\"vectorize\", \"simd\")\n      r = ");
-    akg_rx_sketch_expr(&b, p, cJSON_GetObjectItem(p, "out"), tiles);
-    akg_buf_puts(&b, "\n      store(r -> out[o:o+ROWS, :, c:c+CH])\n}\n");
-    return akg_buf_steal(&b);
 }

@@ -26,6 +26,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "akg/akg.h"
 #include "akg/design.h"
 #include "akg/task.h"
 
@@ -35,10 +36,10 @@ typedef struct {
     akg_range *where;
     char *err;
     size_t errlen;
-    cJSON *params;   /* borrowed: the design's params */
-    int have_dims;   /* stats agreed on a dims spec */
-    int keepdim;     /* every stat so far kept its dims */
-    int failed;      /* 1: the tree holds something we do not read (no message) */
+    cJSON *params; /* borrowed: the design's params */
+    int have_dims; /* stats agreed on a dims spec */
+    int keepdim;   /* every stat so far kept its dims */
+    int failed;    /* 1: the tree holds something we do not read (no message) */
     int inline_depth;
 } akg_rx_ctx;
 
@@ -101,13 +102,11 @@ void akg_rx_dims_text(const cJSON *params, char *out, size_t n);
 /* Common sketch header lines: "params: ..." for the scalars. */
 void akg_rx_sketch_params(akg_buf *b, const cJSON *params);
 
-
-
 /* Sketches of the shared designs ([O, D, I] views; tunables ROWS, CH,
  * LANES; the first candidate is the choice). Return malloc'd text. */
 char *akg_rx_reduce_sketch(const akg_design *d, const akg_reference *ref, const char *what);
 char *akg_rx_rowmap_sketch(const akg_design *d, const akg_reference *ref, const char *what);
 /* The tensors line and tunables shared by every sketch of these families. */
-void akg_rx_sketch_head(akg_buf *b, const akg_design *d, const akg_reference *ref,
-                        const char *what, const char *in_shape, const char *out_decl);
+void akg_rx_sketch_head(akg_buf *b, const akg_design *d, const akg_reference *ref, const char *what,
+                        const char *in_shape, const char *out_decl);
 #endif

@@ -56,8 +56,8 @@ static const akg_expr *deref(const akg_reference *ref, const akg_expr *e)
     return e;
 }
 
-int akg_rules_scan(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
-                   int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
+int akg_rules_scan(const akg_reference *ref, const cJSON *probe, const cJSON *feedback, int attempt,
+                   akg_design **out, akg_range *where, char *err, size_t errlen)
 {
     (void)feedback, (void)attempt;
     *out = NULL;
@@ -84,8 +84,8 @@ int akg_rules_scan(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     const akg_expr *x = deref(ref, akg_rule_arg(scan, 0, "input"));
     if (reverse) {
         akg_scalar inner;
-        if (!is_call(x, "flip") || flip_dim(ref, probe, x, &inner) ||
-            !same_scalar(&inner, &dim) || !same_scalar(&outer_flip, &dim))
+        if (!is_call(x, "flip") || flip_dim(ref, probe, x, &inner) || !same_scalar(&inner, &dim) ||
+            !same_scalar(&outer_flip, &dim))
             return akg_rule_unsupported(ref, root->range, where, err, errlen,
                                         "a flip that is not the reverse of the scan's dim");
         x = deref(ref, akg_rule_arg(x, 0, "input"));
@@ -108,10 +108,12 @@ int akg_rules_scan(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         akg_scalar nd, start;
         if (akg_rule_scalar(ref, probe, akg_rule_arg(body, 1, "dim"), "dim", &nd, NULL) != AKG_OK ||
             !same_scalar(&nd, &dim) ||
-            akg_rule_scalar(ref, probe, akg_rule_arg(body, 2, "start"), "start", &start, NULL) != AKG_OK ||
+            akg_rule_scalar(ref, probe, akg_rule_arg(body, 2, "start"), "start", &start, NULL) !=
+                AKG_OK ||
             start.value != 0)
-            return akg_rule_unsupported(ref, body->range, where, err, errlen,
-                                        "a narrow that is not the leading part along the scan's dim");
+            return akg_rule_unsupported(
+                ref, body->range, where, err, errlen,
+                "a narrow that is not the leading part along the scan's dim");
         exclusive = 1;
         x = deref(ref, akg_rule_arg(body, 0, "input"));
     }
@@ -136,7 +138,8 @@ int akg_rules_scan(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     for (int k = 0; k < cJSON_GetArraySize(ins); k++) {
         const cJSON *ik = akg_rule_probe_input(probe, (int)cJSON_GetArrayItem(ins, k)->valuedouble);
         const char *kd = cJSON_GetStringValue(cJSON_GetObjectItem(ik, "dtype"));
-        if (!cJSON_Compare(cJSON_GetObjectItem(ik, "shape"), cJSON_GetObjectItem(in0, "shape"), 1) ||
+        if (!cJSON_Compare(cJSON_GetObjectItem(ik, "shape"), cJSON_GetObjectItem(in0, "shape"),
+                           1) ||
             (kd && strcmp(kd, "float32") != 0 && strcmp(kd, "bool") != 0)) {
             cJSON_Delete(e);
             akg_design_free(d);
@@ -169,14 +172,15 @@ int akg_rules_scan(const akg_reference *ref, const cJSON *probe, const cJSON *fe
              exclusive ? "exclusive" : "inclusive", mode);
     akg_rx_sketch_head(&b, d, ref, what, "[O, D, I]", "out[O, D, I]: f32;");
     static const char *const tiles[] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"};
-    akg_buf_puts(&b, "  # ROWS rows (or CH columns when I > 1) carry independent f64 running values\n");
+    akg_buf_puts(&b,
+                 "  # ROWS rows (or CH columns when I > 1) carry independent f64 running values\n");
     akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n  for o in range(0, O, ROWS):\n"
                      "    for c in range(0, I, CH):\n");
     for (int k = 0; k < cJSON_GetArraySize(ins) && k < 8; k++) {
         int fi = (int)cJSON_GetArrayItem(ins, k)->valuedouble;
         akg_buf_appendf(&b, "      %s = alloc([ROWS, D, CH], llm_hint=[\"fast\"])\n", tiles[k]);
-        akg_buf_appendf(&b, "      load(%s[o:o+ROWS, :, c:c+CH] -> %s)\n", ref->forward_params[fi].name,
-                        tiles[k]);
+        akg_buf_appendf(&b, "      load(%s[o:o+ROWS, :, c:c+CH] -> %s)\n",
+                        ref->forward_params[fi].name, tiles[k]);
     }
     akg_buf_puts(&b, "      @llm_hint(\"vectorize\", \"simd\")\n      e = cast(");
     akg_rx_sketch_expr(&b, p, e, tiles);

@@ -3,10 +3,10 @@
  * harness gives for them. */
 #include <stdlib.h>
 
+#include "../../unit/check.h"
 #include "akg/akg.h"
 #include "akg/design.h"
 #include "akg/sketch.h"
-#include "../../unit/check.h"
 
 typedef struct {
     akg_reference *ref;
@@ -75,7 +75,8 @@ static char *emit(designed *r, int safe)
 {
     akg_kernel_files files;
     char err[512];
-    if (!r->d || !r->sk || akg_cpp_emit(r->d, r->sk, r->ref, safe, &files, err, sizeof err) != AKG_OK) {
+    if (!r->d || !r->sk ||
+        akg_cpp_emit(r->d, r->sk, r->ref, safe, &files, err, sizeof err) != AKG_OK) {
         fprintf(stderr, "emit failed: %s\n", r->d ? err : "no design");
         check_failed++;
         return NULL;
@@ -102,7 +103,8 @@ static const char *param_str(const akg_design *d, const char *a, const char *b)
 int main(void)
 {
     /* a reduction over a constructor-given dim, kept */
-    designed r = design_file("sum_keepdim", "{\"inputs\":[" T("[6,37,10]") "],\"init_inputs\":[" I("1") "]}");
+    designed r = design_file("sum_keepdim",
+                             "{\"inputs\":[" T("[6,37,10]") "],\"init_inputs\":[" I("1") "]}");
     CHECK(r.rc == AKG_OK);
     if (r.d) {
         CHECK_STR(r.d->family, "reduction");
@@ -146,8 +148,10 @@ int main(void)
 
     /* RMS norm written with torch ops: statistics + elementwise map, the
      * weight a parameter of Model, eps a constructor argument */
-    r = design_file("rms", "{\"inputs\":[" T("[5,7,24]") "],\"init_inputs\":[" I("24") "," F("1e-5")
-                           "],\"params\":[{\"name\":\"weight\",\"shape\":[24],\"dtype\":\"float32\"}]}");
+    r = design_file(
+        "rms",
+        "{\"inputs\":[" T("[5,7,24]") "],\"init_inputs\":[" I("24") "," F(
+            "1e-5") "],\"params\":[{\"name\":\"weight\",\"shape\":[24],\"dtype\":\"float32\"}]}");
     CHECK(r.rc == AKG_OK);
     if (r.d) {
         CHECK_STR(r.d->family, "norm");
@@ -165,8 +169,10 @@ int main(void)
     release(&r);
 
     /* GroupNorm layer: groups and eps from the constructor, the layer rebuilt */
-    r = design_file("group_norm", "{\"inputs\":[" T("[3,12,5,7]") "],\"init_inputs\":[" I("12") "," I("4") "," F("1e-5")
-                                  "],\"params\":[{\"name\":\"gn.weight\",\"shape\":[12]},{\"name\":\"gn.bias\",\"shape\":[12]}]}");
+    r = design_file("group_norm",
+                    "{\"inputs\":[" T("[3,12,5,7]") "],\"init_inputs\":[" I("12") "," I("4") "," F(
+                        "1e-5") "],\"params\":[{\"name\":\"gn.weight\",\"shape\":[12]},{\"name\":"
+                                "\"gn.bias\",\"shape\":[12]}]}");
     CHECK(r.rc == AKG_OK);
     if (r.d) {
         CHECK_STR(param_str(r.d, "design", NULL), "chnorm");
@@ -190,15 +196,17 @@ int main(void)
     }
     release(&r);
 
-    r = design_file("masked_exclusive_cumsum", "{\"inputs\":[" T("[8,100]") "],\"init_inputs\":[" I("-1") "]}");
+    r = design_file("masked_exclusive_cumsum",
+                    "{\"inputs\":[" T("[8,100]") "],\"init_inputs\":[" I("-1") "]}");
     CHECK(r.rc == AKG_OK);
     if (r.d)
         CHECK(cJSON_IsTrue(cJSON_GetObjectItem(r.d->params, "exclusive")));
     release(&r);
 
     /* cross entropy with int64 targets: a row loss */
-    r = design_file("cross_entropy", "{\"inputs\":[" T("[50,13]") ",{\"kind\":\"tensor\",\"shape\":[50],"
-                                     "\"dtype\":\"int64\"}],\"init_inputs\":[]}");
+    r = design_file("cross_entropy",
+                    "{\"inputs\":[" T("[50,13]") ",{\"kind\":\"tensor\",\"shape\":[50],"
+                                                 "\"dtype\":\"int64\"}],\"init_inputs\":[]}");
     CHECK(r.rc == AKG_OK);
     if (r.d) {
         CHECK_STR(r.d->family, "loss");
@@ -210,7 +218,8 @@ int main(void)
     release(&r);
 
     /* HuberLoss layer: delta and reduction from its constructor */
-    r = design_file("huber", "{\"inputs\":[" T("[20,31]") "," T("[20,31]") "],\"init_inputs\":[" F("0.7") "]}");
+    r = design_file(
+        "huber", "{\"inputs\":[" T("[20,31]") "," T("[20,31]") "],\"init_inputs\":[" F("0.7") "]}");
     CHECK(r.rc == AKG_OK);
     if (r.d) {
         const cJSON *st = cJSON_GetArrayItem(cJSON_GetObjectItem(r.d->params, "stats"), 0);

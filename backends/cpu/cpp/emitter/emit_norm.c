@@ -7,7 +7,7 @@
 #include "emit_reduction_core.h"
 
 int akg_cpp_emit_norm(const akg_design *d, const struct akg_sketch *sk, const akg_reference *ref,
-                    int safe_mode, akg_kernel_files *out, char *err, size_t errlen)
+                      int safe_mode, akg_kernel_files *out, char *err, size_t errlen)
 {
     return akg_rx_emit(d, sk, ref, safe_mode, out, err, errlen);
 }

@@ -50,7 +50,8 @@ typedef struct {
 
 static const char *input_dtype(const cJSON *params, int k)
 {
-    const char *dt = cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(params, "input_dtypes"), k));
+    const char *dt =
+        cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(params, "input_dtypes"), k));
     return dt ? dt : "float32";
 }
 
@@ -96,7 +97,8 @@ static const struct {
     {"max", "(%0 != %0 || %0 > %1) ? %0 : %1", "(%0 != %0 || %0 > %1) ? %0 : %1"},
     {"min", "(%0 != %0 || %0 < %1) ? %0 : %1", "(%0 != %0 || %0 < %1) ? %0 : %1"},
     {"relu", "%0 < 0.0f ? 0.0f : %0", "%0 < 0.0 ? 0.0 : %0"},
-    {"sign", "%0 > 0.0f ? 1.0f : (%0 < 0.0f ? -1.0f : %0)", "%0 > 0.0 ? 1.0 : (%0 < 0.0 ? -1.0 : %0)"},
+    {"sign", "%0 > 0.0f ? 1.0f : (%0 < 0.0f ? -1.0f : %0)",
+     "%0 > 0.0 ? 1.0 : (%0 < 0.0 ? -1.0 : %0)"},
     {"sigmoid", "1.0f / (1.0f + AKG_EXP(-%0))", "1.0 / (1.0 + std::exp(-%0))"},
     {"tanh", "AKG_TANH(%0)", "std::tanh(%0)"},
     {"pow", "std::pow(%0, %1)", "std::pow(%0, %1)"},
@@ -176,8 +178,10 @@ static void c_signature(akg_buf *b, const cJSON *params)
     int nin = count(params, "inputs");
     for (int k = 0; k < nin; k++) {
         const char *dt = input_dtype(params, k);
-        const char *ct = !strcmp(dt, "float32") ? "float" : !strcmp(dt, "int64") ? "int64_t"
-                         : !strcmp(dt, "bool") ? "uint8_t" : "float";
+        const char *ct = !strcmp(dt, "float32") ? "float"
+                         : !strcmp(dt, "int64") ? "int64_t"
+                         : !strcmp(dt, "bool")  ? "uint8_t"
+                                                : "float";
         akg_buf_appendf(b, "const %s *__restrict in%d, ", ct, k);
     }
     akg_buf_appendf(b, "%s *__restrict out, ", out_is_int64(params) ? "int64_t" : "float");
@@ -287,16 +291,19 @@ static int emit_row_stats(akg_buf *b, const cJSON *params, const akg_rx_choices 
     }
     /* sums run in float lanes over blocks of 32 * LANES elements, each
      * block's lanes then added in double: 8-wide adds, double accuracy */
-    akg_buf_appendf(b, "%s  const int64_t nfull = len / %ld, nblk = (nfull + 31) / 32;\n", indent, L);
+    akg_buf_appendf(b, "%s  const int64_t nfull = len / %ld, nblk = (nfull + 31) / 32;\n", indent,
+                    L);
     if (par)
         akg_buf_appendf(b, "%s#pragma omp for schedule(static) nowait\n", indent);
     akg_buf_appendf(b, "%s  for (int64_t qb = 0; qb < nblk; ++qb) {\n", indent);
-    akg_buf_appendf(b, "%s   const int64_t qe = qb * 32 + 32 < nfull ? qb * 32 + 32 : nfull;\n", indent);
+    akg_buf_appendf(b, "%s   const int64_t qe = qb * 32 + 32 < nfull ? qb * 32 + 32 : nfull;\n",
+                    indent);
     for (int s = 0; s < ns; s++)
         if (is_sum_like(stat_mode(params, s)) || !strcmp(stat_mode(params, s), "prod"))
-            akg_buf_appendf(b, "%s   float f%d[%ld];\n%s   for (int j = 0; j < %ld; ++j) f%d[j] = %s;\n",
-                            indent, s, L, indent, L, s,
-                            !strcmp(stat_mode(params, s), "prod") ? "1.0f" : "0.0f");
+            akg_buf_appendf(
+                b, "%s   float f%d[%ld];\n%s   for (int j = 0; j < %ld; ++j) f%d[j] = %s;\n",
+                indent, s, L, indent, L, s,
+                !strcmp(stat_mode(params, s), "prod") ? "1.0f" : "0.0f");
     akg_buf_appendf(b, "%s   for (int64_t q = qb * 32; q < qe; ++q) {\n", indent);
     if (ch->simd)
         akg_buf_appendf(b, "%s#pragma omp simd\n", indent);
@@ -324,8 +331,8 @@ static int emit_row_stats(akg_buf *b, const cJSON *params, const akg_rx_choices 
     akg_buf_appendf(b, "%s    }\n%s   }\n", indent, indent);
     for (int s = 0; s < ns; s++)
         if (is_sum_like(stat_mode(params, s)) || !strcmp(stat_mode(params, s), "prod"))
-            akg_buf_appendf(b, "%s   for (int j = 0; j < %ld; ++j) a%d[j] %s= (double)f%d[j];\n", indent, L, s,
-                            !strcmp(stat_mode(params, s), "prod") ? "*" : "+", s);
+            akg_buf_appendf(b, "%s   for (int j = 0; j < %ld; ++j) a%d[j] %s= (double)f%d[j];\n",
+                            indent, L, s, !strcmp(stat_mode(params, s), "prod") ? "*" : "+", s);
     akg_buf_appendf(b, "%s  }\n", indent);
     if (par)
         akg_buf_appendf(b, "%s#pragma omp critical\n", indent);
@@ -359,8 +366,7 @@ static int emit_row_stats(akg_buf *b, const cJSON *params, const akg_rx_choices 
         char acc[32];
         snprintf(acc, sizeof acc, "acc%d", s);
         acc_final(b, stat_mode(params, s), acc);
-        akg_buf_appendf(b, ";\n%sconst float stf%d = (float)st%d; (void)stf%d;\n", indent, s, s,
-                        s);
+        akg_buf_appendf(b, ";\n%sconst float stf%d = (float)st%d; (void)stf%d;\n", indent, s, s, s);
     }
     return AKG_OK;
 }
@@ -396,30 +402,49 @@ static int emit_row_arg(akg_buf *b, const cJSON *params, const akg_rx_choices *c
     long L = ch->lanes;
     cg g = {params, "k", "(k - base)", "", 0};
     akg_buf_appendf(b, "        float bv[%ld]; int32_t bq[%ld];\n", L, L);
-    akg_buf_appendf(b, "        for (int j = 0; j < %ld; ++j) { bv[j] = %s; bq[j] = 0; }\n", L, acc_init(m));
+    akg_buf_appendf(b, "        for (int j = 0; j < %ld; ++j) { bv[j] = %s; bq[j] = 0; }\n", L,
+                    acc_init(m));
     akg_buf_appendf(b, "        const int64_t nfull = len / %ld;\n", L);
     akg_buf_puts(b, "        for (int64_t q = 0; q < nfull; ++q) {\n");
     if (ch->simd)
         akg_buf_puts(b, "#pragma omp simd\n");
     akg_buf_appendf(b, "          for (int j = 0; j < %ld; ++j) {\n", L);
-    akg_buf_appendf(b, "            const int64_t k = base + q * %ld + j;\n            const float e = ", L);
+    akg_buf_appendf(
+        b, "            const int64_t k = base + q * %ld + j;\n            const float e = ", L);
     int rc = cexpr(b, &g, stat_expr(params, 0), err, errlen);
     if (rc)
         return rc;
-    akg_buf_appendf(b, ";\n            const int t = (e %s bv[j]) || (e != e && bv[j] == bv[j]);\n"
-                       "            bv[j] = t ? e : bv[j];\n            bq[j] = t ? (int32_t)q : bq[j];\n"
-                       "          }\n        }\n", cmp);
-    akg_buf_appendf(b, "        float best = %s;\n        int64_t at = 0;\n        int first = 1;\n", acc_init(m));
+    akg_buf_appendf(
+        b,
+        ";\n            const int t = (e %s bv[j]) || (e != e && bv[j] == bv[j]);\n"
+        "            bv[j] = t ? e : bv[j];\n            bq[j] = t ? (int32_t)q : bq[j];\n"
+        "          }\n        }\n",
+        cmp);
+    akg_buf_appendf(b,
+                    "        float best = %s;\n        int64_t at = 0;\n        int first = 1;\n",
+                    acc_init(m));
     akg_buf_appendf(b, "        for (int j = 0; j < %ld && nfull > 0; ++j) {\n", L);
-    akg_buf_appendf(b, "          const float v = bv[j];\n          const int64_t idx = (int64_t)bq[j] * %ld + j;\n", L);
-    akg_buf_appendf(b, "          const int take = first || (v != v ? (best == best || idx < at)\n"
-                       "                               : (best == best && (v %s best || (v == best && idx < at))));\n"
-                       "          if (take) { best = v; at = idx; first = 0; }\n        }\n", cmp);
-    akg_buf_appendf(b, "        for (int64_t k = base + nfull * %ld; k < base + len; ++k) {\n          const float e = ", L);
+    akg_buf_appendf(b,
+                    "          const float v = bv[j];\n          const int64_t idx = "
+                    "(int64_t)bq[j] * %ld + j;\n",
+                    L);
+    akg_buf_appendf(b,
+                    "          const int take = first || (v != v ? (best == best || idx < at)\n"
+                    "                               : (best == best && (v %s best || (v == best && "
+                    "idx < at))));\n"
+                    "          if (take) { best = v; at = idx; first = 0; }\n        }\n",
+                    cmp);
+    akg_buf_appendf(b,
+                    "        for (int64_t k = base + nfull * %ld; k < base + len; ++k) {\n         "
+                    " const float e = ",
+                    L);
     if ((rc = cexpr(b, &g, stat_expr(params, 0), err, errlen)))
         return rc;
-    akg_buf_appendf(b, ";\n          if (first || (e %s best) || (e != e && best == best)) { best = e; at = k - base; first = 0; }\n"
-                       "        }\n        out[o] = at;\n", cmp);
+    akg_buf_appendf(b,
+                    ";\n          if (first || (e %s best) || (e != e && best == best)) { best = "
+                    "e; at = k - base; first = 0; }\n"
+                    "        }\n        out[o] = at;\n",
+                    cmp);
     return AKG_OK;
 }
 
@@ -458,8 +483,9 @@ static int emit_reduce(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
         cg g = {params, "k", "(k - base)", "", 0};
         if ((rc = cexpr(b, &g, stat_expr(params, 0), err, errlen)))
             return rc;
-        akg_buf_puts(b, ";\n          if (e == acc0 || (acc0 != acc0 && e != e)) { at = k - base; break; }\n"
-                        "        }\n        out[o] = at;\n");
+        akg_buf_puts(
+            b, ";\n          if (e == acc0 || (acc0 != acc0 && e != e)) { at = k - base; break; }\n"
+               "        }\n        out[o] = at;\n");
     } else {
         akg_buf_puts(b, "        out[o] = (float)(st0 / div);\n");
     }
@@ -471,10 +497,13 @@ static int emit_reduce(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
     akg_buf_appendf(b, "  if (O < 4 && D >= 64 && I <= (1 << 20)) {\n");
     akg_buf_appendf(b, "    %s *tot = new %s[I];\n    int64_t *tat = new int64_t[I];\n", at, at);
     akg_buf_puts(b, "    for (int64_t o = 0; o < O; ++o) {\n");
-    akg_buf_appendf(b, "      for (int64_t i = 0; i < I; ++i) { tot[i] = %s; tat[i] = 0; }\n", acc_init(m));
+    akg_buf_appendf(b, "      for (int64_t i = 0; i < I; ++i) { tot[i] = %s; tat[i] = 0; }\n",
+                    acc_init(m));
     akg_buf_appendf(b, "%s#pragma omp parallel\n      {\n", par);
-    akg_buf_appendf(b, "        %s *acc = new %s[I];\n        int64_t *pat = new int64_t[I];\n", at, at);
-    akg_buf_appendf(b, "        for (int64_t i = 0; i < I; ++i) { acc[i] = %s; pat[i] = 0; }\n", acc_init(m));
+    akg_buf_appendf(b, "        %s *acc = new %s[I];\n        int64_t *pat = new int64_t[I];\n", at,
+                    at);
+    akg_buf_appendf(b, "        for (int64_t i = 0; i < I; ++i) { acc[i] = %s; pat[i] = 0; }\n",
+                    acc_init(m));
     akg_buf_appendf(b, "%s#pragma omp for schedule(static) nowait\n", par);
     akg_buf_puts(b, "        for (int64_t d = 0; d < D; ++d) {\n"
                     "          const int64_t row = (o * D + d) * I;\n");
@@ -489,9 +518,11 @@ static int emit_reduce(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
     akg_buf_puts(b, ";\n            ");
     if (arg) {
         const char *cmp = !strcmp(m, "argmax") ? ">" : "<";
-        akg_buf_appendf(b, "const int t = (e %s acc[i] || (e != e && acc[i] == acc[i]));\n"
-                           "            acc[i] = t ? e : acc[i];\n"
-                           "            pat[i] = t ? d : pat[i];\n", cmp);
+        akg_buf_appendf(b,
+                        "const int t = (e %s acc[i] || (e != e && acc[i] == acc[i]));\n"
+                        "            acc[i] = t ? e : acc[i];\n"
+                        "            pat[i] = t ? d : pat[i];\n",
+                        cmp);
     } else {
         acc_update(b, m, "acc[i]");
         akg_buf_puts(b, "\n");
@@ -501,15 +532,20 @@ static int emit_reduce(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
     akg_buf_puts(b, "          for (int64_t i = 0; i < I; ++i) {\n");
     if (arg) {
         const char *cmp = !strcmp(m, "argmax") ? ">" : "<";
-        akg_buf_appendf(b, "            const int t = (acc[i] %s tot[i] || (acc[i] == tot[i] && pat[i] < tat[i]) ||\n"
-                           "                           (acc[i] != acc[i] && (tot[i] == tot[i] || pat[i] < tat[i])));\n"
-                           "            if (t) { tot[i] = acc[i]; tat[i] = pat[i]; }\n", cmp);
+        akg_buf_appendf(b,
+                        "            const int t = (acc[i] %s tot[i] || (acc[i] == tot[i] && "
+                        "pat[i] < tat[i]) ||\n"
+                        "                           (acc[i] != acc[i] && (tot[i] == tot[i] || "
+                        "pat[i] < tat[i])));\n"
+                        "            if (t) { tot[i] = acc[i]; tat[i] = pat[i]; }\n",
+                        cmp);
     } else {
         akg_buf_puts(b, "            ");
         acc_merge(b, m, "tot[i]", "acc[i]");
         akg_buf_puts(b, "\n");
     }
-    akg_buf_puts(b, "          }\n        }\n        delete[] acc;\n        delete[] pat;\n      }\n");
+    akg_buf_puts(b,
+                 "          }\n        }\n        delete[] acc;\n        delete[] pat;\n      }\n");
     if (arg)
         akg_buf_puts(b, "      for (int64_t i = 0; i < I; ++i) out[o * I + i] = tat[i];\n");
     else {
@@ -543,9 +579,10 @@ static int emit_reduce(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
     akg_buf_puts(b, ";\n          ");
     if (arg) {
         const char *cmp = !strcmp(m, "argmax") ? ">" : "<";
-        akg_buf_appendf(b, "const int t = (e %s acc[i] || (e != e && acc[i] == acc[i]));\n"
-                           "          acc[i] = t ? e : acc[i];\n"
-                           "          at[i] = t ? (int32_t)d : at[i];\n",
+        akg_buf_appendf(b,
+                        "const int t = (e %s acc[i] || (e != e && acc[i] == acc[i]));\n"
+                        "          acc[i] = t ? e : acc[i];\n"
+                        "          at[i] = t ? (int32_t)d : at[i];\n",
                         cmp);
     } else {
         acc_update(b, m, "acc[i]");
@@ -609,7 +646,8 @@ static int emit_rowmap(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
         const char *m = stat_mode(params, s);
         akg_buf_appendf(b, "      %s acc%d[%ld]; double st%d[%ld]; float stf%d[%ld];\n",
                         is_float_acc(m) ? "float" : "double", s, ch->ch, s, ch->ch, s, ch->ch);
-        akg_buf_appendf(b, "      for (int64_t i = 0; i < w; ++i) acc%d[i] = %s;\n", s, acc_init(m));
+        akg_buf_appendf(b, "      for (int64_t i = 0; i < w; ++i) acc%d[i] = %s;\n", s,
+                        acc_init(m));
     }
     int nr = count(params, "rowvals");
     for (int k = 0; k < nr; k++)
@@ -675,7 +713,8 @@ static int emit_scan(akg_buf *b, const cJSON *params, const akg_rx_choices *ch, 
     akg_buf_appendf(b, "      double acc[%ld];\n", ch->rows);
     akg_buf_appendf(b, "      for (int64_t r = 0; r < nr; ++r) acc[r] = %s;\n", init);
     akg_buf_puts(b, "      for (int64_t d = 0; d < D; ++d) {\n");
-    akg_buf_puts(b, "        // a full group has a constant trip count: the running values stay in registers\n");
+    akg_buf_puts(b, "        // a full group has a constant trip count: the running values stay in "
+                    "registers\n");
     akg_buf_puts(b, "        const int64_t nrr = nr == R ? R : nr;\n");
     akg_buf_puts(b, "        for (int64_t r = 0; r < nrr; ++r) {\n");
     akg_buf_appendf(b, "          const int64_t k = (o0 + r) * D + %s;\n", pos);
@@ -731,20 +770,25 @@ static int emit_chnorm(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
     /* y = x * sc + sh; large outputs are written with streaming stores
      * (no read of the destination lines: a third less memory traffic) */
     akg_buf_puts(b, ch->simd ? "#include <immintrin.h>\n" : "");
-    akg_buf_puts(b, "static inline void akg_affine(const float *__restrict x, float *__restrict y, int64_t n,\n"
-                    "                              float sc, float sh, int stream) {\n"
-                    "  int64_t s = 0;\n");
+    akg_buf_puts(
+        b,
+        "static inline void akg_affine(const float *__restrict x, float *__restrict y, int64_t n,\n"
+        "                              float sc, float sh, int stream) {\n"
+        "  int64_t s = 0;\n");
     if (ch->simd)
-        akg_buf_puts(b, "#ifdef __AVX__\n"
-                        "  if (stream) {\n"
-                        "    for (; s < n && ((uintptr_t)(y + s) & 31); ++s) y[s] = x[s] * sc + sh;\n"
-                        "    const __m256 vs = _mm256_set1_ps(sc), vh = _mm256_set1_ps(sh);\n"
-                        "    for (; s + 8 <= n; s += 8)\n"
-                        "      _mm256_stream_ps(y + s, _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x + s), vs), vh));\n"
-                        "  }\n"
-                        "#endif\n"
-                        "#pragma omp simd\n");
-    akg_buf_puts(b, "  for (int64_t t = s; t < n; ++t) y[t] = x[t] * sc + sh;\n  (void)stream;\n}\n\n");
+        akg_buf_puts(b,
+                     "#ifdef __AVX__\n"
+                     "  if (stream) {\n"
+                     "    for (; s < n && ((uintptr_t)(y + s) & 31); ++s) y[s] = x[s] * sc + sh;\n"
+                     "    const __m256 vs = _mm256_set1_ps(sc), vh = _mm256_set1_ps(sh);\n"
+                     "    for (; s + 8 <= n; s += 8)\n"
+                     "      _mm256_stream_ps(y + s, _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x "
+                     "+ s), vs), vh));\n"
+                     "  }\n"
+                     "#endif\n"
+                     "#pragma omp simd\n");
+    akg_buf_puts(
+        b, "  for (int64_t t = s; t < n; ++t) y[t] = x[t] * sc + sh;\n  (void)stream;\n}\n\n");
     c_signature(b, params);
     akg_buf_puts(b, "  (void)div;\n  const int64_t N = O, C = D, S = I;\n");
     akg_buf_puts(b, "  const int stream = N * C * S >= (1 << 21);  // outputs past the caches\n");
@@ -753,7 +797,8 @@ static int emit_chnorm(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
     if (eps >= 0)
         snprintf(epsx, sizeof epsx, "(double)s%d", eps);
     else
-        snprintf(epsx, sizeof epsx, "%.17g", cJSON_GetNumberValue(cJSON_GetObjectItem(params, "eps_value")));
+        snprintf(epsx, sizeof epsx, "%.17g",
+                 cJSON_GetNumberValue(cJSON_GetObjectItem(params, "eps_value")));
     if (w >= 0)
         snprintf(wx, sizeof wx, "(double)p%d[c]", w);
     else
@@ -766,10 +811,12 @@ static int emit_chnorm(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
         int rm = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(params, "running_mean"));
         int rvv = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(params, "running_var"));
         akg_buf_puts(b, "  for (int64_t c = 0; c < C; ++c) {\n");
-        akg_buf_appendf(b, "    const double r = 1.0 / std::sqrt((double)p%d[c] + %s);\n", rvv, epsx);
+        akg_buf_appendf(b, "    const double r = 1.0 / std::sqrt((double)p%d[c] + %s);\n", rvv,
+                        epsx);
         akg_buf_appendf(b, "    const double sc = r * %s;\n", wx);
         akg_buf_appendf(b, "    const double sh = %s - (double)p%d[c] * sc;\n", bx, rm);
-        akg_buf_puts(b, "    for (int64_t n = 0; n < N; ++n) { scale[n * C + c] = (float)sc; shift[n * C + c] = (float)sh; }\n  }\n");
+        akg_buf_puts(b, "    for (int64_t n = 0; n < N; ++n) { scale[n * C + c] = (float)sc; "
+                        "shift[n * C + c] = (float)sh; }\n  }\n");
     } else {
         if (strcmp(mode, "batch") != 0) {
             /* group statistics and the affine pass per (n, group): the
@@ -778,34 +825,54 @@ static int emit_chnorm(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
             if (groups >= 0)
                 akg_buf_appendf(b, "  const int64_t G = (int64_t)s%d;\n", groups);
             else
-                akg_buf_appendf(b, "  const int64_t G = %s;\n", !strcmp(mode, "instance") ? "C" : "1");
+                akg_buf_appendf(b, "  const int64_t G = %s;\n",
+                                !strcmp(mode, "instance") ? "C" : "1");
             akg_buf_puts(b, "  const int64_t CG = C / G;\n  (void)scale; (void)shift;\n");
             akg_buf_appendf(b, "%s#pragma omp parallel for schedule(static)\n", par);
-            akg_buf_puts(b, "  for (int64_t ng = 0; ng < N * G; ++ng) {\n"
-                            "    const int64_t n = ng / G, g = ng % G, len = CG * S;\n"
-                            "    const float *xp = in0 + ng * len;\n    float *yp = out + ng * len;\n");
+            akg_buf_puts(
+                b, "  for (int64_t ng = 0; ng < N * G; ++ng) {\n"
+                   "    const int64_t n = ng / G, g = ng % G, len = CG * S;\n"
+                   "    const float *xp = in0 + ng * len;\n    float *yp = out + ng * len;\n");
             akg_buf_appendf(b, "    double a[%ld], q[%ld];\n", ch->lanes, ch->lanes);
-            akg_buf_appendf(b, "    for (int j = 0; j < %ld; ++j) { a[j] = 0.0; q[j] = 0.0; }\n", ch->lanes);
-            akg_buf_appendf(b, "    int64_t s = 0;\n    for (; s + %ld * 32 <= len; s += %ld * 32) {\n", ch->lanes, ch->lanes);
-            akg_buf_appendf(b, "      float fa[%ld], fq[%ld];\n      for (int j = 0; j < %ld; ++j) { fa[j] = 0.0f; fq[j] = 0.0f; }\n",
+            akg_buf_appendf(b, "    for (int j = 0; j < %ld; ++j) { a[j] = 0.0; q[j] = 0.0; }\n",
+                            ch->lanes);
+            akg_buf_appendf(
+                b, "    int64_t s = 0;\n    for (; s + %ld * 32 <= len; s += %ld * 32) {\n",
+                ch->lanes, ch->lanes);
+            akg_buf_appendf(b,
+                            "      float fa[%ld], fq[%ld];\n      for (int j = 0; j < %ld; ++j) { "
+                            "fa[j] = 0.0f; fq[j] = 0.0f; }\n",
                             ch->lanes, ch->lanes, ch->lanes);
-            akg_buf_appendf(b, "      for (int64_t u = 0; u < 32 * %ld; u += %ld) {\n", ch->lanes, ch->lanes);
-            akg_buf_appendf(b, "%s        for (int j = 0; j < %ld; ++j) { const float e = xp[s + u + j]; fa[j] += e; fq[j] += e * e; }\n",
+            akg_buf_appendf(b, "      for (int64_t u = 0; u < 32 * %ld; u += %ld) {\n", ch->lanes,
+                            ch->lanes);
+            akg_buf_appendf(b,
+                            "%s        for (int j = 0; j < %ld; ++j) { const float e = xp[s + u + "
+                            "j]; fa[j] += e; fq[j] += e * e; }\n",
                             simd, ch->lanes);
-            akg_buf_appendf(b, "      }\n      for (int j = 0; j < %ld; ++j) { a[j] += fa[j]; q[j] += fq[j]; }\n    }\n", ch->lanes);
+            akg_buf_appendf(b,
+                            "      }\n      for (int j = 0; j < %ld; ++j) { a[j] += fa[j]; q[j] += "
+                            "fq[j]; }\n    }\n",
+                            ch->lanes);
             akg_buf_puts(b, "    double t1 = 0.0, t2 = 0.0;\n");
-            akg_buf_appendf(b, "    for (int j = 0; j < %ld; ++j) { t1 += a[j]; t2 += q[j]; }\n", ch->lanes);
-            akg_buf_puts(b, "    for (; s < len; ++s) { const double e = xp[s]; t1 += e; t2 += e * e; }\n"
-                            "    const double mean = t1 / (double)len;\n"
-                            "    double var = t2 / (double)len - mean * mean; var = var < 0.0 ? 0.0 : var;\n");
+            akg_buf_appendf(b, "    for (int j = 0; j < %ld; ++j) { t1 += a[j]; t2 += q[j]; }\n",
+                            ch->lanes);
+            akg_buf_puts(
+                b,
+                "    for (; s < len; ++s) { const double e = xp[s]; t1 += e; t2 += e * e; }\n"
+                "    const double mean = t1 / (double)len;\n"
+                "    double var = t2 / (double)len - mean * mean; var = var < 0.0 ? 0.0 : var;\n");
             akg_buf_appendf(b, "    const double r = 1.0 / std::sqrt(var + %s);\n", epsx);
             akg_buf_puts(b, "    for (int64_t c = g * CG; c < (g + 1) * CG; ++c) {\n");
             akg_buf_appendf(b, "      const double scd = r * %s;\n", wx);
-            akg_buf_appendf(b, "      const float sc = (float)scd, sh = (float)(%s - mean * scd);\n", bx);
-            akg_buf_puts(b, "      const float *xc = xp + (c - g * CG) * S;\n      float *yc = yp + (c - g * CG) * S;\n");
+            akg_buf_appendf(
+                b, "      const float sc = (float)scd, sh = (float)(%s - mean * scd);\n", bx);
+            akg_buf_puts(b, "      const float *xc = xp + (c - g * CG) * S;\n      float *yc = yp "
+                            "+ (c - g * CG) * S;\n");
             akg_buf_puts(b, "      akg_affine(xc, yc, S, sc, sh, stream);\n");
-            akg_buf_appendf(b, "    }\n    (void)n;\n  }\n  delete[] scale; delete[] shift;\n%s  return 0;\n}\n",
-                            ch->simd ? "#ifdef __AVX__\n  _mm_sfence();\n#endif\n" : "");
+            akg_buf_appendf(
+                b,
+                "    }\n    (void)n;\n  }\n  delete[] scale; delete[] shift;\n%s  return 0;\n}\n",
+                ch->simd ? "#ifdef __AVX__\n  _mm_sfence();\n#endif\n" : "");
             return AKG_OK;
         }
         /* sums in double per (n, c) plane, LANES accumulators */
@@ -814,42 +881,55 @@ static int emit_chnorm(akg_buf *b, const cJSON *params, const akg_rx_choices *ch
         akg_buf_puts(b, "  for (int64_t nc = 0; nc < N * C; ++nc) {\n"
                         "    const float *xp = in0 + nc * S;\n");
         akg_buf_appendf(b, "    double a[%ld], q[%ld];\n", ch->lanes, ch->lanes);
-        akg_buf_appendf(b, "    for (int j = 0; j < %ld; ++j) { a[j] = 0.0; q[j] = 0.0; }\n", ch->lanes);
+        akg_buf_appendf(b, "    for (int j = 0; j < %ld; ++j) { a[j] = 0.0; q[j] = 0.0; }\n",
+                        ch->lanes);
         akg_buf_appendf(b, "    int64_t s = 0;\n    for (; s + %ld <= S; s += %ld) {\n", ch->lanes,
                         ch->lanes);
-        akg_buf_appendf(b, "%s      for (int j = 0; j < %ld; ++j) { const double e = xp[s + j]; a[j] += e; q[j] += e * e; }\n",
+        akg_buf_appendf(b,
+                        "%s      for (int j = 0; j < %ld; ++j) { const double e = xp[s + j]; a[j] "
+                        "+= e; q[j] += e * e; }\n",
                         simd, ch->lanes);
         akg_buf_puts(b, "    }\n    double t1 = 0.0, t2 = 0.0;\n");
-        akg_buf_appendf(b, "    for (int j = 0; j < %ld; ++j) { t1 += a[j]; t2 += q[j]; }\n", ch->lanes);
+        akg_buf_appendf(b, "    for (int j = 0; j < %ld; ++j) { t1 += a[j]; t2 += q[j]; }\n",
+                        ch->lanes);
         akg_buf_puts(b, "    for (; s < S; ++s) { const double e = xp[s]; t1 += e; t2 += e * e; }\n"
                         "    sum1[nc] = t1; sum2[nc] = t2;\n  }\n");
         if (!strcmp(mode, "batch")) {
-            akg_buf_puts(b, "  for (int64_t c = 0; c < C; ++c) {\n"
-                            "    double t1 = 0.0, t2 = 0.0;\n"
-                            "    for (int64_t n = 0; n < N; ++n) { t1 += sum1[n * C + c]; t2 += sum2[n * C + c]; }\n"
-                            "    const double cnt = (double)N * (double)S;\n"
-                            "    const double mean = t1 / cnt;\n"
-                            "    double var = t2 / cnt - mean * mean; var = var < 0.0 ? 0.0 : var;\n");
+            akg_buf_puts(b,
+                         "  for (int64_t c = 0; c < C; ++c) {\n"
+                         "    double t1 = 0.0, t2 = 0.0;\n"
+                         "    for (int64_t n = 0; n < N; ++n) { t1 += sum1[n * C + c]; t2 += "
+                         "sum2[n * C + c]; }\n"
+                         "    const double cnt = (double)N * (double)S;\n"
+                         "    const double mean = t1 / cnt;\n"
+                         "    double var = t2 / cnt - mean * mean; var = var < 0.0 ? 0.0 : var;\n");
             akg_buf_appendf(b, "    const double sc = %s / std::sqrt(var + %s);\n", wx, epsx);
             akg_buf_appendf(b, "    const double sh = %s - mean * sc;\n", bx);
-            akg_buf_puts(b, "    for (int64_t n = 0; n < N; ++n) { scale[n * C + c] = (float)sc; shift[n * C + c] = (float)sh; }\n  }\n");
+            akg_buf_puts(b, "    for (int64_t n = 0; n < N; ++n) { scale[n * C + c] = (float)sc; "
+                            "shift[n * C + c] = (float)sh; }\n  }\n");
         } else {
             if (groups >= 0)
                 akg_buf_appendf(b, "  const int64_t G = (int64_t)s%d;\n", groups);
             else
-                akg_buf_appendf(b, "  const int64_t G = %s;\n", !strcmp(mode, "instance") ? "C" : "1");
-            akg_buf_puts(b, "  const int64_t CG = C / G;\n"
-                            "  for (int64_t n = 0; n < N; ++n) {\n"
-                            "    for (int64_t g = 0; g < G; ++g) {\n"
-                            "      double t1 = 0.0, t2 = 0.0;\n"
-                            "      for (int64_t c = g * CG; c < (g + 1) * CG; ++c) { t1 += sum1[n * C + c]; t2 += sum2[n * C + c]; }\n"
-                            "      const double cnt = (double)CG * (double)S;\n"
-                            "      const double mean = t1 / cnt;\n"
-                            "      double var = t2 / cnt - mean * mean; var = var < 0.0 ? 0.0 : var;\n");
+                akg_buf_appendf(b, "  const int64_t G = %s;\n",
+                                !strcmp(mode, "instance") ? "C" : "1");
+            akg_buf_puts(
+                b, "  const int64_t CG = C / G;\n"
+                   "  for (int64_t n = 0; n < N; ++n) {\n"
+                   "    for (int64_t g = 0; g < G; ++g) {\n"
+                   "      double t1 = 0.0, t2 = 0.0;\n"
+                   "      for (int64_t c = g * CG; c < (g + 1) * CG; ++c) { t1 += sum1[n * C + c]; "
+                   "t2 += sum2[n * C + c]; }\n"
+                   "      const double cnt = (double)CG * (double)S;\n"
+                   "      const double mean = t1 / cnt;\n"
+                   "      double var = t2 / cnt - mean * mean; var = var < 0.0 ? 0.0 : var;\n");
             akg_buf_appendf(b, "      const double r = 1.0 / std::sqrt(var + %s);\n", epsx);
             akg_buf_puts(b, "      for (int64_t c = g * CG; c < (g + 1) * CG; ++c) {\n");
             akg_buf_appendf(b, "        const double sc = r * %s;\n", wx);
-            akg_buf_appendf(b, "        scale[n * C + c] = (float)sc; shift[n * C + c] = (float)(%s - mean * sc);\n", bx);
+            akg_buf_appendf(b,
+                            "        scale[n * C + c] = (float)sc; shift[n * C + c] = (float)(%s - "
+                            "mean * sc);\n",
+                            bx);
             akg_buf_puts(b, "      }\n    }\n  }\n");
         }
         akg_buf_puts(b, "  delete[] sum1; delete[] sum2;\n");
@@ -876,7 +956,9 @@ static int emit_rowloss(akg_buf *b, const cJSON *params, const akg_rx_choices *c
     int mean = cJSON_IsTrue(cJSON_GetObjectItem(params, "mean"));
     c_signature(b, params);
     akg_buf_puts(b, "  (void)I; (void)div;\n  double total = 0.0;\n  int bad = 0;\n");
-    akg_buf_appendf(b, "%s#pragma omp parallel for schedule(static) reduction(+ : total) reduction(| : bad)\n", par);
+    akg_buf_appendf(
+        b, "%s#pragma omp parallel for schedule(static) reduction(+ : total) reduction(| : bad)\n",
+        par);
     akg_buf_puts(b, "  for (int64_t o = 0; o < O; ++o) {\n");
     if (!strcmp(kind, "cross_entropy")) {
         akg_buf_puts(b, "    const float *xr = in0 + o * D;\n    float m = -INFINITY;\n");
@@ -886,21 +968,23 @@ static int emit_rowloss(akg_buf *b, const cJSON *params, const akg_rx_choices *c
                         "    float s = 0.0f;\n");
         if (simd)
             akg_buf_appendf(b, "%ss)\n", simd);
-        akg_buf_puts(b, "    for (int64_t d = 0; d < D; ++d) s += AKG_EXP(xr[d] - m);\n"
-                        "    const int64_t t = in1[o];\n"
-                        "    if (t < 0 || t >= D) { bad = 1; continue; }  // a class index out of range\n"
-                        "    total += (double)m + std::log((double)s) - (double)xr[t];\n");
+        akg_buf_puts(
+            b, "    for (int64_t d = 0; d < D; ++d) s += AKG_EXP(xr[d] - m);\n"
+               "    const int64_t t = in1[o];\n"
+               "    if (t < 0 || t >= D) { bad = 1; continue; }  // a class index out of range\n"
+               "    total += (double)m + std::log((double)s) - (double)xr[t];\n");
     } else if (!strcmp(kind, "cosine")) {
         int eps = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(params, "eps"));
         akg_buf_puts(b, "    const float *a = in0 + o * D, *c = in1 + o * D;\n"
                         "    float w12 = 0.0f, w1 = 0.0f, w2 = 0.0f;\n");
         if (simd)
             akg_buf_appendf(b, "%sw12, w1, w2)\n", simd);
-        akg_buf_puts(b, "    for (int64_t d = 0; d < D; ++d) { w12 += a[d] * c[d]; w1 += a[d] * a[d]; w2 += c[d] * c[d]; }\n");
-        akg_buf_appendf(b, "    const double e = %s;\n",
-                        eps >= 0 ? "0.0" : "1e-8");
-        akg_buf_puts(b, "    double n12 = (double)w1 * (double)w2; n12 = n12 < e * e ? e * e : n12;\n"
-                        "    total += 1.0 - (double)w12 / std::sqrt(n12);\n");
+        akg_buf_puts(b, "    for (int64_t d = 0; d < D; ++d) { w12 += a[d] * c[d]; w1 += a[d] * "
+                        "a[d]; w2 += c[d] * c[d]; }\n");
+        akg_buf_appendf(b, "    const double e = %s;\n", eps >= 0 ? "0.0" : "1e-8");
+        akg_buf_puts(b,
+                     "    double n12 = (double)w1 * (double)w2; n12 = n12 < e * e ? e * e : n12;\n"
+                     "    total += 1.0 - (double)w12 / std::sqrt(n12);\n");
     } else if (!strcmp(kind, "triplet")) {
         int margin = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(params, "margin"));
         akg_buf_puts(b, "    const float *a = in0 + o * D, *pp = in1 + o * D, *nn = in2 + o * D;\n"
@@ -911,190 +995,24 @@ static int emit_rowloss(akg_buf *b, const cJSON *params, const akg_rx_choices *c
                         "      const float u = a[d] - pp[d] + 1e-6f, v = a[d] - nn[d] + 1e-6f;\n"
                         "      dp += u * u; dn += v * v;\n    }\n");
         if (margin >= 0)
-            akg_buf_appendf(b, "    const double l = std::sqrt((double)dp) - std::sqrt((double)dn) + (double)s%d;\n", margin);
+            akg_buf_appendf(b,
+                            "    const double l = std::sqrt((double)dp) - std::sqrt((double)dn) + "
+                            "(double)s%d;\n",
+                            margin);
         else
-            akg_buf_appendf(b, "    const double l = std::sqrt((double)dp) - std::sqrt((double)dn) + %.17g;\n",
-                            cJSON_GetNumberValue(cJSON_GetObjectItem(params, "margin_value")));
+            akg_buf_appendf(
+                b, "    const double l = std::sqrt((double)dp) - std::sqrt((double)dn) + %.17g;\n",
+                cJSON_GetNumberValue(cJSON_GetObjectItem(params, "margin_value")));
         akg_buf_puts(b, "    total += l > 0.0 ? l : 0.0;\n");
     }
     akg_buf_puts(b, "  }\n");
-    akg_buf_appendf(b, "  out[0] = (float)(total%s);\n  return bad ? 1 : 0;\n}\n", mean ? " / (double)O" : "");
+    akg_buf_appendf(b, "  out[0] = (float)(total%s);\n  return bad ? 1 : 0;\n}\n",
+                    mean ? " / (double)O" : "");
     return AKG_OK;
 }
 
-/* ---------- model_new.py ---------- */
-
-/* The probe's shape; a parameter built from other constructor arguments
- * keeps the probed shape (ModelNew then raises on a mismatch). */
-static void py_shape_of_tensor(akg_buf *py, const cJSON *shape)
-{
-    akg_buf_puts(py, "(");
-    const cJSON *v;
-    cJSON_ArrayForEach(v, shape)
-        akg_buf_appendf(py, "%ld, ", (long)v->valuedouble);
-    akg_buf_puts(py, ")");
-}
-
-static void py_tensors_init(akg_buf *py, const cJSON *params, const akg_reference *ref)
-{
-    const cJSON *t;
-    char made[16][64];
-    int nmade = 0;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItem(params, "tensors"))
-    {
-        const char *attr = cJSON_GetStringValue(cJSON_GetObjectItem(t, "attr"));
-        const char *dot = attr ? strchr(attr, '.') : NULL;
-        if (!attr)
-            continue;
-        if (dot) {
-            char layer[64];
-            snprintf(layer, sizeof layer, "%.*s", (int)(dot - attr), attr);
-            int seen = 0;
-            for (int i = 0; i < nmade; i++)
-                seen |= !strcmp(made[i], layer);
-            if (seen || nmade >= 16)
-                continue;
-            snprintf(made[nmade++], 64, "%s", layer);
-            const akg_ref_layer *l = akg_reference_layer(ref, layer);
-            if (l)
-                akg_buf_appendf(py, "        self.%s = %s(%s)\n", layer,
-                                l->ctor && l->ctor->callee ? l->ctor->callee : l->type,
-                                l->args_text ? l->args_text : "");
-            continue;
-        }
-        if (cJSON_IsTrue(cJSON_GetObjectItem(t, "buffer"))) {
-            akg_buf_appendf(py, "        self.register_buffer(\"%s\", torch.zeros(", attr);
-            py_shape_of_tensor(py, cJSON_GetObjectItem(t, "shape"));
-            akg_buf_puts(py, "))\n");
-        } else {
-            akg_buf_appendf(py, "        self.%s = nn.Parameter(torch.zeros(", attr);
-            py_shape_of_tensor(py, cJSON_GetObjectItem(t, "shape"));
-            akg_buf_puts(py, "))\n");
-        }
-    }
-}
-
-static void py_scalar(akg_buf *py, const cJSON *s)
-{
-    const char *fi = cJSON_GetStringValue(cJSON_GetObjectItem(s, "from_init"));
-    if (fi)
-        akg_buf_appendf(py, "float(self._akg_%s)", fi);
-    else
-        akg_buf_appendf(py, "%.17g", cJSON_GetNumberValue(cJSON_GetObjectItem(s, "value")));
-}
-
-static int emit_model_new(akg_buf *py, const akg_design *d, const akg_reference *ref,
-                          const char *lib)
-{
-    const cJSON *params = d->params;
-    const char *kind = design_kind(params);
-    akg_buf argt;
-    akg_buf_init(&argt, 4096);
-    int nin = count(params, "inputs"), nt = count(params, "tensors"), ns = count(params, "scalars");
-    for (int i = 0; i < nin + 1 + nt; i++)
-        akg_buf_puts(&argt, "ctypes.c_void_p, ");
-    akg_buf_puts(&argt, "ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_double");
-    for (int i = 0; i < ns; i++)
-        akg_buf_puts(&argt, ", ctypes.c_float");
-    akg_cpp_model_new_prologue(py, d, lib, argt.data);
-    akg_buf_free(&argt);
-    akg_buf_puts(py, "\ndef _prod(sizes):\n    n = 1\n    for s in sizes:\n        n *= s\n    return n\n\n\n");
-    akg_cpp_model_new_init(py, ref);
-    py_tensors_init(py, params, ref);
-    akg_cpp_model_new_forward_def(py, ref);
-    for (int k = 0; k < nin; k++) {
-        int fi = (int)cJSON_GetArrayItem(cJSON_GetObjectItem(params, "inputs"), k)->valuedouble;
-        const char *name = ref->forward_params[fi].name;
-        const char *dt = input_dtype(params, k);
-        const char *tdt = !strcmp(dt, "int64") ? "torch.int64" : !strcmp(dt, "bool") ? "torch.bool"
-                                                                                   : "torch.float32";
-        akg_buf_appendf(py,
-                        "        if %s.dtype != %s or %s.device.type != \"cpu\":\n"
-                        "            raise TypeError(\"input %s: this kernel takes %s CPU tensors, got %%s on %%s\" %% (%s.dtype, %s.device))\n"
-                        "        x%d = %s.contiguous()\n",
-                        name, tdt, name, name, dt, name, name, k, name);
-        if (k > 0 && !strcmp(kind, "rowloss"))
-            akg_buf_appendf(py, "        if x%d.dim() == 0 or x%d.size(0) != x0.size(0) or (x%d.dtype == torch.float32 and x%d.size() != x0.size()):\n"
-                                "            raise ValueError(\"inputs must agree in their batch dim\")\n", k, k, k, k);
-        if (k > 0 && strcmp(kind, "rowloss") != 0)
-            akg_buf_appendf(py, "        if x%d.size() != x0.size():\n"
-                                "            raise ValueError(\"inputs must have one shape (no broadcasting)\")\n", k);
-    }
-    akg_buf_puts(py, "        sizes = list(x0.size())\n        r = len(sizes)\n");
-    const cJSON *dims = cJSON_GetObjectItem(params, "dims");
-    if (!dims || cJSON_GetObjectItem(dims, "all")) {
-        akg_buf_puts(py, "        d0, d1 = 0, r\n");
-    } else {
-        const cJSON *dm = cJSON_GetObjectItem(dims, "dim");
-        const char *fi = cJSON_GetStringValue(cJSON_GetObjectItem(dm, "from_init"));
-        int n = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(dims, "n"));
-        if (fi)
-            akg_buf_appendf(py, "        d0 = int(self._akg_%s)\n", fi);
-        else
-            akg_buf_appendf(py, "        d0 = %d\n", (int)cJSON_GetNumberValue(cJSON_GetObjectItem(dm, "value")));
-        akg_buf_appendf(py, "        if d0 < 0:\n            d0 += r\n"
-                            "        d1 = d0 + %d\n"
-                            "        if r == 0:\n            d0, d1 = 0, 0\n"
-                            "        if d0 < 0 or d1 > r:\n"
-                            "            raise IndexError(\"dim out of range for a tensor of rank %%d\" %% r)\n",
-                        n < 1 ? 1 : n);
-    }
-    akg_buf_puts(py, "        O, D, I = _prod(sizes[:d0]), _prod(sizes[d0:d1]), _prod(sizes[d1:])\n");
-    const char *dtype = out_is_int64(params) ? "torch.int64" : "torch.float32";
-    if (!strcmp(kind, "reduce")) {
-        if (cJSON_IsTrue(cJSON_GetObjectItem(params, "keepdim")) ||
-            cJSON_GetNumberValue(cJSON_GetObjectItem(params, "keepdim")) == 1)
-            akg_buf_puts(py, "        shape = sizes[:d0] + [1] * (d1 - d0) + sizes[d1:]\n");
-        else
-            akg_buf_puts(py, "        shape = sizes[:d0] + sizes[d1:]\n");
-    } else if (!strcmp(kind, "rowloss")) {
-        akg_buf_puts(py, "        shape = []\n        O, D, I = sizes[0], _prod(sizes[1:]), 1\n");
-    } else if (!strcmp(kind, "chnorm")) {
-        akg_buf_puts(py, "        shape = sizes\n"
-                         "        if r < 2:\n            raise ValueError(\"expected an input of rank >= 2\")\n"
-                         "        O, D, I = sizes[0], sizes[1], _prod(sizes[2:])\n");
-    } else {
-        akg_buf_puts(py, "        shape = sizes\n");
-    }
-    akg_buf_appendf(py, "        y = torch.empty(shape, dtype=%s)\n", dtype);
-    const char *divk = cJSON_GetStringValue(cJSON_GetObjectItem(params, "div"));
-    if (divk && !strcmp(divk, "batch"))
-        akg_buf_puts(py, "        div = float(sizes[0]) if r > 0 else 1.0\n");
-    else
-        akg_buf_puts(py, "        div = 1.0\n");
-    int k = 0;
-    const cJSON *t;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItem(params, "tensors"))
-    {
-        akg_buf_appendf(py, "        p%d = self.%s.detach().contiguous()\n", k,
-                        cJSON_GetStringValue(cJSON_GetObjectItem(t, "attr")));
-        if (!strcmp(kind, "rowmap"))
-            akg_buf_appendf(py, "        if p%d.numel() != D:\n"
-                                "            raise ValueError(\"parameter %s must have one entry per reduced element\")\n",
-                            k, cJSON_GetStringValue(cJSON_GetObjectItem(t, "attr")));
-        k++;
-    }
-    akg_buf_puts(py, "        if y.numel() > 0 and x0.numel() > 0:\n            rc = _KERNEL(");
-    for (int i = 0; i < nin; i++)
-        akg_buf_appendf(py, "x%d.data_ptr(), ", i);
-    akg_buf_puts(py, "y.data_ptr(), ");
-    for (int i = 0; i < nt; i++)
-        akg_buf_appendf(py, "p%d.data_ptr(), ", i);
-    akg_buf_puts(py, "O, D, I, div");
-    const cJSON *s;
-    cJSON_ArrayForEach(s, cJSON_GetObjectItem(params, "scalars"))
-    {
-        akg_buf_puts(py, ", ");
-        py_scalar(py, s);
-    }
-    akg_buf_puts(py, ")\n            if rc != 0:\n"
-                     "                raise RuntimeError(\"akg_kernel failed with status %d\" % rc)\n"
-                     "        return y\n");
-    return AKG_OK;
-}
-
-int akg_rx_emit(const akg_design *d, const akg_sketch *sk, const akg_reference *ref,
-                int safe_mode, akg_kernel_files *out, char *err, size_t errlen)
+int akg_rx_emit(const akg_design *d, const akg_sketch *sk, const akg_reference *ref, int safe_mode,
+                akg_kernel_files *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (!d->params)
@@ -1128,7 +1046,7 @@ int akg_rx_emit(const akg_design *d, const akg_sketch *sk, const akg_reference *
     akg_cpp_library_name(src.data, src.len, lib);
     akg_buf py;
     akg_buf_init(&py, 1 << 20);
-    emit_model_new(&py, d, ref, lib);
+    akg_rx_model_new(&py, d, ref, lib);
     out->library_filename = akg_strdup(lib);
     akg_cpp_finish_files(&src, &py, out);
     return AKG_OK;
