@@ -160,7 +160,8 @@ int akg_store_run_end(akg_store *store, long long run_id, const char *status, do
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(store->db,
-                           "UPDATE runs SET status=?, speedup=?, report=?, finished_at=? WHERE id=?",
+                           "UPDATE runs SET status=?, speedup=?, report=?, finished_at=?,"
+                           " op=COALESCE(?, op) WHERE id=?",
                            -1, &st, NULL) != SQLITE_OK)
         return AKG_EDB;
     char now[32];
@@ -173,7 +174,9 @@ int akg_store_run_end(akg_store *store, long long run_id, const char *status, do
         sqlite3_bind_null(st, 2);
     bind_text(st, 3, rep);
     bind_text(st, 4, now);
-    sqlite3_bind_int64(st, 5, run_id);
+    const char *op = report ? cJSON_GetStringValue(cJSON_GetObjectItem(report, "op")) : NULL;
+    bind_text(st, 5, op && *op ? op : NULL);
+    sqlite3_bind_int64(st, 6, run_id);
     int rc = sqlite3_step(st) == SQLITE_DONE ? AKG_OK : AKG_EDB;
     sqlite3_finalize(st);
     free(rep);

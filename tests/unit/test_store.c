@@ -60,6 +60,7 @@ int main(void)
     /* the report round-trips as JSON */
     cJSON *older = cJSON_GetArrayItem(runs, 1);
     CHECK(cJSON_IsObject(cJSON_GetObjectItem(older, "report")));
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(older, "op")), "relu");
     cJSON_Delete(runs);
     akg_store_close(s);
 
