@@ -571,6 +571,16 @@ static void conv_decorator(sketch_builder *b, sketch_pending *p, TSNode n) {
     h->arg_spans[h->n_args] = node_span(a);
     h->args[h->n_args++] = unquote(b, a);
   }
+  /* The line break that ends a decorator is read after the comment lines
+   * that follow it, so those comments are its children: they go with the
+   * statement it decorates. */
+  uint32_t cc = ts_node_child_count(n);
+  for (uint32_t i = 0; i < cc && !b->err; i++) {
+    TSNode k = ts_node_child(n, i);
+    if (!sym_is(k, S_comment)) continue;
+    pending_see_rows(p, ts_node_start_point(k).row, ts_node_start_point(k).row);
+    pending_push_comment(b, p, k);
+  }
 }
 
 static void conv_block_into(sketch_builder *b, TSNode container, sketch_block *out, sketch_comments *tail,

@@ -225,9 +225,11 @@ static void put_comments(sketch_buf *b, const sketch_comments *c, int level) {
 
 static void put_block(sketch_buf *b, const sketch_block *blk, int level);
 
-static void put_stmt(sketch_buf *b, const akg_sketch_stmt *st, int level, bool as_elif) {
+/* first: the statement opens its block, where no blank line is printed (the
+ * body of the sketch always starts after one). */
+static void put_stmt(sketch_buf *b, const akg_sketch_stmt *st, int level, bool as_elif, bool first) {
   if (!as_elif) {
-    if (st->blank_before) sketch_buf_puts(b, "\n"); /* one blank line at most, as written */
+    if (st->blank_before && !first) sketch_buf_puts(b, "\n"); /* one blank line at most, as written */
     put_comments(b, &st->leading, level);
     for (size_t h = 0; h < st->n_hints; h++) {
       indent(b, level);
@@ -258,7 +260,7 @@ static void put_stmt(sketch_buf *b, const akg_sketch_stmt *st, int level, bool a
     if (st->else_is_elif && st->body[1].n == 1 && st->body[1].items[0]->kind == AKG_SKETCH_STMT_IF &&
         st->body[1].items[0]->n_hints == 0 && st->body[1].items[0]->leading.n == 0) {
       indent(b, level);
-      put_stmt(b, st->body[1].items[0], level, true);
+      put_stmt(b, st->body[1].items[0], level, true, false);
     } else if (st->body[1].n) {
       indent(b, level);
       sketch_buf_puts(b, "else:\n");
@@ -307,7 +309,7 @@ static void put_block(sketch_buf *b, const sketch_block *blk, int level) {
     sketch_buf_puts(b, "pass\n");
     return;
   }
-  for (size_t i = 0; i < blk->n; i++) put_stmt(b, blk->items[i], level, false);
+  for (size_t i = 0; i < blk->n; i++) put_stmt(b, blk->items[i], level, false, i == 0);
 }
 
 int akg_sketch_print(const akg_sketch *s, char **out_text) {
@@ -363,7 +365,7 @@ int akg_sketch_print(const akg_sketch *s, char **out_text) {
   }
   bool header = s->n_symbols || s->n_tensors || s->n_consts || s->n_params || s->header.n;
   if (header && (s->body.n || s->tail.n)) sketch_buf_puts(&b, "\n");
-  for (size_t i = 0; i < s->body.n; i++) put_stmt(&b, s->body.items[i], 1, false);
+  for (size_t i = 0; i < s->body.n; i++) put_stmt(&b, s->body.items[i], 1, false, i == 0);
   put_comments(&b, &s->tail, 1);
   sketch_buf_puts(&b, "}\n");
   if (b.failed) {

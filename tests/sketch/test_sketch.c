@@ -303,6 +303,32 @@ static void test_comments_kept(void) {
   free(out);
   akg_sketch_free(s);
   akg_sketch_diag_list_free(d);
+
+  /* found by the fuzzer: a comment line under a decorator (read before the
+   * decorator's line break) and a blank line between a decorator and the
+   * first statement of a block; both printed differently the second time */
+  static const char under_decorator[] = "sketch s {\n"
+                                        "  symbols: N;\n"
+                                        "  tensors: x[N]: f32;\n"
+                                        "\n"
+                                        "  @llm_hint(\"parallel\", \"coreidx\")\n"
+                                        "# c-under-decorator\n"
+                                        "  for i in range(N):\n"
+                                        "    @llm_hint(\"unroll\")\n"
+                                        "\n"
+                                        "    for j in range(N):\n"
+                                        "      store(x -> x)\n"
+                                        "}\n";
+  round_trip("comment under a decorator", under_decorator);
+  d = akg_sketch_diag_list_new();
+  s = NULL;
+  out = NULL;
+  rc = akg_sketch_parse(under_decorator, strlen(under_decorator), &s, d);
+  EXPECT(rc == 0 && akg_sketch_print(s, &out) == 0 && strstr(out, "# c-under-decorator\n"),
+         "comment under a decorator is dropped");
+  free(out);
+  akg_sketch_free(s);
+  akg_sketch_diag_list_free(d);
 }
 
 int main(int argc, char **argv) {
