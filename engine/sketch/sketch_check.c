@@ -498,7 +498,7 @@ static vtype subscript_type(checker *c, const akg_sketch_expr *e, const vtype *b
       if (ix->c) (void)type_of(c, ix->c);
       lin lo = ix->a ? to_lin(c, ix->a, 0) : lin_const(0);
       lin hi = ix->b ? to_lin(c, ix->b, 0) : *dim;
-      int64_t lov, hiv, step = 1;
+      int64_t lov = 0, hiv = 0, step = 1;
       bool lo_k = ix->a ? const_int(c, ix->a, &lov) : (lov = 0, true);
       bool hi_k = ix->b ? const_int(c, ix->b, &hiv) : (dim_known ? (hiv = dv, true) : false);
       if (ix->c && !const_int(c, ix->c, &step)) step = 0;
