@@ -1033,7 +1033,8 @@ static const char *const mem_others[] = {"accumulator",     "init_zero",     "do
                                          "input_cache",     "output_buffer", "temp_workspace", "init_neg_inf",
                                          "no_init",         "shared_between_threads"};
 static const char *const move_hints[] = {"cooperative_load", "cooperative_store", "vectorized", "strided", "broadcast",
-                                         "mask_boundary",    "assume_aligned",    "block_ptr",  "atomic_add"};
+                                         "mask_boundary",    "assume_aligned",    "block_ptr",  "atomic_add",
+                                         "nontemporal"};
 
 static bool in_list(const char *s, const char *const *list, size_t n) {
   for (size_t i = 0; i < n; i++)

@@ -79,6 +79,7 @@ typedef struct akg_design {
     akg_math_mode math;
     int parallel;             /* 1: OpenMP over blocks/rows */
     int vectorize;            /* 1: simd loops */
+    int nontemporal;          /* pointwise: the store bypasses the caches for large outputs */
     /* AKG_DESIGN_FAMILY: "reduction", "norm", "scan", "loss", "matmul", "conv", "pool" */
     char family[24];
     cJSON *params;            /* owned; what the family's emitter needs beyond the sketch */

@@ -459,7 +459,10 @@ static char *pointwise_sketch(const akg_design *d, const akg_reference *ref)
     }
     akg_buf_puts(&b, "    store(");
     sketch_node_ref(&b, d, d->result);
-    akg_buf_puts(&b, " -> out[i:i+BLOCK])\n}\n");
+    akg_buf_puts(&b, " -> out[i:i+BLOCK]");
+    if (d->nontemporal)
+        akg_buf_puts(&b, ", llm_hint=[\"nontemporal\"]");
+    akg_buf_puts(&b, ")\n}\n");
     return akg_buf_steal(&b);
 }
 
@@ -646,6 +649,9 @@ static int design_pointwise(const akg_reference *ref, const cJSON *probe, const 
         d->result = result;
         d->n_nodes = result + 1; /* nodes after the result are dead */
         d->block = numeric_retry ? 4096 : 16384;
+        /* one pass that reads and writes every element once: its output is
+         * best streamed past the caches when it is large */
+        d->nontemporal = 1;
         name_design(d);
         d->sketch_text = pointwise_sketch(d, ref);
     }

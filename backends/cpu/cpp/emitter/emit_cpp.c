@@ -212,31 +212,33 @@ void akg_cpp_emit_header(akg_buf *b, const akg_design *d)
                     d->op_name, d->math == AKG_MATH_FAST ? "fast" : "libm");
     akg_buf_puts(b, "// Sizes are run-time arguments: one build serves every shape.\n");
     akg_buf_puts(b, "// Build: g++ -O3 -march=native -fopenmp -shared -fPIC -std=c++17\n");
-    akg_buf_puts(b, "#include <cmath>\n#include <cstdint>\n#include <cstring>\n\n");
+    akg_buf_puts(b, "#include <cmath>\n#include <cstdint>\n#include <cstring>\n");
+    akg_buf_puts(b, "#ifdef __AVX__\n#include <immintrin.h>\n#endif\n\n");
     akg_buf_puts(b, d->math == AKG_MATH_FAST ? fast_math_prelude : precise_math_prelude);
     akg_buf_puts(b, "\n");
+}
+
+/* The argument list of akg_element for element index expression idx. */
+static void element_args(akg_buf *b, const akg_design *d, const char *idx)
+{
+    for (int i = 0; i < d->n_inputs; i++)
+        akg_buf_appendf(b, "in%d, ", i);
+    akg_buf_puts(b, idx);
+    for (int k = 0; k < d->n_scalars; k++)
+        akg_buf_appendf(b, ", p%d", k);
 }
 
 static int emit_pointwise(akg_buf *b, const akg_design *d, const akg_reference *ref, int safe,
                           char *err, size_t errlen)
 {
-    akg_buf_puts(b, "extern \"C\" int akg_kernel(");
+    /* the per-element program, inlined into every loop below */
+    akg_buf_puts(b, "static inline __attribute__((always_inline)) float akg_element(");
     for (int i = 0; i < d->n_inputs; i++)
         akg_buf_appendf(b, "const float *__restrict in%d, ", i);
-    akg_buf_puts(b, "float *__restrict out, int64_t n");
+    akg_buf_puts(b, "int64_t i");
     for (int k = 0; k < d->n_scalars; k++)
         akg_buf_appendf(b, ", float p%d", k);
     akg_buf_puts(b, ") {\n");
-    akg_buf_appendf(b, "  const int64_t block = %ld;\n", d->block);
-    akg_buf_puts(b, "  const int64_t nblocks = (n + block - 1) / block;\n");
-    if (!safe && d->parallel)
-        akg_buf_puts(b, "#pragma omp parallel for schedule(static) if (nblocks > 1)\n");
-    akg_buf_puts(b, "  for (int64_t blk = 0; blk < nblocks; ++blk) {\n");
-    akg_buf_puts(b, "    const int64_t lo = blk * block;\n");
-    akg_buf_puts(b, "    const int64_t hi = lo + block < n ? lo + block : n;\n");
-    if (!safe && d->vectorize)
-        akg_buf_puts(b, "#pragma omp simd\n");
-    akg_buf_puts(b, "    for (int64_t i = lo; i < hi; ++i) {\n");
     for (int n = 0; n < d->n_nodes; n++) {
         const akg_pw_node *m = &d->nodes[n];
         if (m->kind == AKG_PW_INPUT) {
@@ -252,9 +254,47 @@ static int emit_pointwise(akg_buf *b, const akg_design *d, const akg_reference *
                 return rc;
         }
     }
-    akg_buf_puts(b, "        out[i] = ");
+    akg_buf_puts(b, "        return ");
     node_ref(b, d, d->result);
-    akg_buf_puts(b, ";\n    }\n  }\n  return 0;\n}\n");
+    akg_buf_puts(b, ";\n}\n\n");
+
+    akg_buf_puts(b, "extern \"C\" int akg_kernel(");
+    for (int i = 0; i < d->n_inputs; i++)
+        akg_buf_appendf(b, "const float *__restrict in%d, ", i);
+    akg_buf_puts(b, "float *__restrict out, int64_t n");
+    for (int k = 0; k < d->n_scalars; k++)
+        akg_buf_appendf(b, ", float p%d", k);
+    akg_buf_puts(b, ") {\n");
+    akg_buf_appendf(b, "  const int64_t block = %ld;\n", d->block);
+    akg_buf_puts(b, "  const int64_t nblocks = (n + block - 1) / block;\n");
+    int stream = d->nontemporal && !safe;
+    if (stream)
+        akg_buf_puts(b, "  // nontemporal store (sketch hint): only for outputs past 4 MiB\n"
+                        "  const bool stream = n >= (int64_t)1 << 20;\n");
+    if (!safe && d->parallel)
+        akg_buf_puts(b, "#pragma omp parallel for schedule(static) if (nblocks > 1)\n");
+    akg_buf_puts(b, "  for (int64_t blk = 0; blk < nblocks; ++blk) {\n");
+    akg_buf_puts(b, "    const int64_t lo = blk * block;\n");
+    akg_buf_puts(b, "    const int64_t hi = lo + block < n ? lo + block : n;\n");
+    if (stream) {
+        akg_buf_puts(b, "#ifdef __AVX__\n    if (stream) {\n      int64_t i = lo;\n"
+                        "      for (; i < hi && (((uintptr_t)(out + i)) & 31u); ++i)\n"
+                        "        out[i] = akg_element(");
+        element_args(b, d, "i");
+        akg_buf_puts(b, ");\n      for (; i + 8 <= hi; i += 8) {\n        float v[8];\n"
+                        "#pragma omp simd\n        for (int l = 0; l < 8; ++l)\n"
+                        "          v[l] = akg_element(");
+        element_args(b, d, "i + l");
+        akg_buf_puts(b, ");\n        _mm256_stream_ps(out + i, _mm256_loadu_ps(v));\n      }\n"
+                        "      for (; i < hi; ++i)\n        out[i] = akg_element(");
+        element_args(b, d, "i");
+        akg_buf_puts(b, ");\n      _mm_sfence();\n      continue;\n    }\n#endif\n");
+    }
+    if (!safe && d->vectorize)
+        akg_buf_puts(b, "#pragma omp simd\n");
+    akg_buf_puts(b, "    for (int64_t i = lo; i < hi; ++i)\n      out[i] = akg_element(");
+    element_args(b, d, "i");
+    akg_buf_puts(b, ");\n  }\n  return 0;\n}\n");
     return AKG_OK;
 }
 

@@ -301,6 +301,13 @@ static int lower_stmt(lower_ctx *c, const akg_sketch_stmt *st, int *result, int 
         if (*result >= 0)
             return fail_at(c, sp, "a pointwise sketch stores one output", NULL);
         *result = idx;
+        const akg_sketch_expr *hints = akg_sketch_move_option(st, "llm_hint");
+        for (size_t i = 0; hints && i < akg_sketch_expr_item_count(hints); i++)
+            if (!strcmp(akg_sketch_expr_text(akg_sketch_expr_item(hints, i)), "nontemporal"))
+                c->d->nontemporal = 1;
+        if (hints && akg_sketch_expr_get_kind(hints) == AKG_SKETCH_EXPR_STRING &&
+            !strcmp(akg_sketch_expr_text(hints), "nontemporal"))
+            c->d->nontemporal = 1;
         return AKG_OK;
     }
     default:
@@ -334,6 +341,7 @@ int akg_cpp_lower_pointwise(const akg_sketch *sk, const akg_reference *ref, akg_
     dst->n_nodes = 0;
     dst->n_scalars = 0;
     dst->n_inputs = 0;
+    dst->nontemporal = 0;
     int result = -1, rc = AKG_OK;
     for (size_t i = 0; i < akg_sketch_body_count(sk) && !rc; i++)
         rc = lower_stmts(c, akg_sketch_body_at(sk, i), &result, 0);
