@@ -26,7 +26,26 @@ def _take_stdout() -> IO[str]:
     return os.fdopen(answer_fd, "w", encoding="utf-8", buffering=1)
 
 
+def _die_with_parent() -> None:
+    """Asks Linux to kill this worker when the process that started it dies.
+
+    A worker stuck in a hanging reference never reads the end of its input,
+    so without this an engine killed by a signal would leave it running."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the call above
+        os._exit(0)
+
+
 def main(argv: Optional[list] = None) -> int:
+    _die_with_parent()
     parser = argparse.ArgumentParser(description="akg verifier harness worker")
     parser.add_argument("--device", default="cpu", help="cpu or cuda:N")
     args = parser.parse_args(argv)

@@ -1,0 +1,54 @@
+"""The worker dies with the process that started it, even while a request hangs."""
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "..", "worker.py")
+HANG = os.path.join(HERE, "..", "..", "..", "tests", "fixtures", "refs", "hangs_in_forward.py")
+
+# A parent that starts the worker, sends a probe of a hanging reference, prints
+# the worker's pid and then waits to be killed.
+PARENT = r"""
+import json, os, subprocess, sys, time
+w = subprocess.Popen([sys.executable, "-u", sys.argv[1]], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, text=True)
+w.stdout.readline()  # ready
+w.stdin.write(json.dumps({"id": 1, "op": "probe", "reference": os.path.abspath(sys.argv[2])}) + "\n")
+w.stdin.flush()
+print(w.pid, flush=True)
+time.sleep(600)
+"""
+
+
+class LifetimeTest(unittest.TestCase):
+    def test_worker_dies_with_its_parent(self) -> None:
+        parent = subprocess.Popen([sys.executable, "-c", PARENT, WORKER, HANG],
+                                  stdout=subprocess.PIPE, text=True)
+        pid = int(parent.stdout.readline())
+        time.sleep(1.0)  # the probe is inside the hanging forward now
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            # a zombie until reaped by init counts as gone
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().split()[2] == "Z":
+                        return
+            except FileNotFoundError:
+                return
+            time.sleep(0.1)
+        os.kill(pid, signal.SIGKILL)
+        self.fail("the worker outlived its parent")
+
+
+if __name__ == "__main__":
+    unittest.main()
