@@ -204,14 +204,18 @@ const akg_expr *akg_rule_returned_expr(const akg_reference *ref)
 {
     if (ref->n_body == 0 || ref->body[ref->n_body - 1].kind != AKG_STMT_RETURN)
         return NULL;
-    const akg_expr *e = ref->body[ref->n_body - 1].value;
     /* y = EXPR; return y  (and chains of plain renames) */
-    for (size_t guard = 0; e && e->kind == AKG_EX_NAME && guard < ref->n_body; guard++) {
+    return akg_rule_follow(ref, ref->body[ref->n_body - 1].value);
+}
+
+const akg_expr *akg_rule_follow(const akg_reference *ref, const akg_expr *e)
+{
+    for (size_t guard = 0; e && e->kind == AKG_EX_NAME && guard < 16; guard++) {
         const akg_expr *def = NULL;
         for (size_t i = 0; i + 1 < ref->n_body; i++)
             if (ref->body[i].kind == AKG_STMT_ASSIGN && ref->body[i].target &&
                 !strcmp(ref->body[i].target, e->name))
-                def = ref->body[i].value;
+                def = ref->body[i].value; /* the last assignment before the return wins */
         if (!def)
             break;
         e = def;

@@ -50,6 +50,10 @@ int akg_rule_forward_param(const akg_reference *ref, const akg_expr *e);
  * followed back), else NULL. */
 const akg_expr *akg_rule_returned_expr(const akg_reference *ref);
 
+/* Follows a NAME to the expression last assigned to it in forward's body
+ * (through chains of renames); other expressions come back unchanged. */
+const akg_expr *akg_rule_follow(const akg_reference *ref, const akg_expr *e);
+
 /* Fills err with "<path>:<line>: <what>; the built-in provider has no rule
  * for it (try --provider openai ...)", sets *where, returns AKG_EUNSUPPORTED. */
 int akg_rule_unsupported(const akg_reference *ref, akg_range r, akg_range *where, char *err,

@@ -209,15 +209,7 @@ static const akg_expr *cosine_loss(const akg_reference *ref, const akg_expr *roo
     if (!e || e->kind != AKG_EX_BINOP || !e->name || strcmp(e->name, "-") != 0 ||
         e->args[0]->kind != AKG_EX_NUMBER || e->args[0]->number != 1.0)
         return NULL;
-    const akg_expr *cs = e->args[1];
-    for (int guard = 0; cs && cs->kind == AKG_EX_NAME && guard < 8; guard++) {
-        const akg_expr *def = NULL;
-        for (size_t i = 0; i + 1 < ref->n_body; i++)
-            if (ref->body[i].kind == AKG_STMT_ASSIGN && ref->body[i].target &&
-                !strcmp(ref->body[i].target, cs->name))
-                def = ref->body[i].value;
-        cs = def;
-    }
+    const akg_expr *cs = akg_rule_follow(ref, e->args[1]);
     if (!cs || cs->kind != AKG_EX_CALL || !cs->name || strcmp(cs->name, "cosine_similarity") != 0)
         return NULL;
     return cs;

@@ -43,17 +43,7 @@ static int is_call(const akg_expr *e, const char *op)
 /* follows a local name to its definition */
 static const akg_expr *deref(const akg_reference *ref, const akg_expr *e)
 {
-    for (int guard = 0; e && e->kind == AKG_EX_NAME && guard < 16; guard++) {
-        const akg_expr *def = NULL;
-        for (size_t i = 0; i + 1 < ref->n_body; i++)
-            if (ref->body[i].kind == AKG_STMT_ASSIGN && ref->body[i].target &&
-                !strcmp(ref->body[i].target, e->name))
-                def = ref->body[i].value;
-        if (!def)
-            break;
-        e = def;
-    }
-    return e;
+    return akg_rule_follow(ref, e);
 }
 
 int akg_rules_scan(const akg_reference *ref, const cJSON *probe, const cJSON *feedback, int attempt,
