@@ -11,6 +11,7 @@
  * implicit GEMM with the input gathered into packed panels, or a direct
  * vectorised loop for depthwise layers (one input channel per group).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,7 +332,7 @@ static char *conv_sketch(const char *name, const conv_layer *layers, int n_layer
     akg_buf_puts(&b, "]: f32;\n");
     akg_buf_appendf(&b, "  constexpr: MR = tune(6, 4), NR = tune(16, 8, 24), KC = tune(%d, %d), "
                         "MC = tune(%d, %d), NC = tune(%d, %d), OWB = tune(%d, %d);\n\n",
-                    retry ? 128 : 256, retry ? 256 : 128, retry ? 48 : 96, retry ? 96 : 48,
+                    retry ? 256 : 384, retry ? 384 : 256, retry ? 96 : 192, retry ? 192 : 96,
                     retry ? 256 : 512, retry ? 512 : 256, retry ? 64 : 256, retry ? 256 : 64);
     for (int li = 0; li < n_layers; li++) {
         const conv_layer *c = &layers[li];
@@ -354,12 +355,36 @@ static char *conv_sketch(const char *name, const conv_layer *layers, int n_layer
     return akg_buf_steal(&b);
 }
 
+/* Follows a NAME back to the expression last assigned to it before statement *at, moving *at
+ * to that assignment, so "x = self.a(x); return self.b(x)" reads as b(a(x)): each x is the
+ * one assigned before its use. A forward input never reassigned comes back as the NAME. */
+static const akg_expr *follow_before(const akg_reference *ref, const akg_expr *e, size_t *at)
+{
+    for (size_t guard = 0; e && e->kind == AKG_EX_NAME && guard < 16; guard++) {
+        size_t def = SIZE_MAX;
+        for (size_t i = *at; i-- > 0;)
+            if (ref->body[i].kind == AKG_STMT_ASSIGN && ref->body[i].target &&
+                !strcmp(ref->body[i].target, e->name)) {
+                def = i;
+                break;
+            }
+        if (def == SIZE_MAX)
+            break;
+        e = ref->body[def].value;
+        *at = def;
+    }
+    return e;
+}
+
 int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
                    int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
 {
     (void)attempt;
     *out = NULL;
-    const akg_expr *e = akg_rule_returned_expr(ref);
+    if (ref->n_body == 0 || ref->body[ref->n_body - 1].kind != AKG_STMT_RETURN)
+        return AKG_ENOTFOUND;
+    size_t at = ref->n_body - 1;
+    const akg_expr *e = follow_before(ref, ref->body[at].value, &at);
     if (!e || e->kind != AKG_EX_CALL || !e->is_layer)
         return AKG_ENOTFOUND;
     int dims, transposed;
@@ -374,7 +399,7 @@ int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *fe
             return akg_rule_unsupported(ref, e->range, where, err, errlen,
                                         "a chain of more than 4 convolution layers");
         chain[n++] = cur;
-        cur = akg_rule_arg(cur, 0, "input");
+        cur = follow_before(ref, akg_rule_arg(cur, 0, "input"), &at);
     }
     int input = cur ? akg_rule_forward_param(ref, cur) : -1;
     if (input < 0)

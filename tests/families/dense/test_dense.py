@@ -49,6 +49,16 @@ class DenseFamiliesTest(unittest.TestCase):
     def test_depthwise_then_pointwise(self) -> None:
         self.check("depthwise", "conv", ["direct", "gemm("])
 
+    def test_matmul_triangle_over_row_blocks(self) -> None:
+        self.check("matmul_triu_blocks", "matmul", ["gemm(", "MC = tune("])
+
+    def test_conv_chain_same_then_reflect_padding(self) -> None:
+        # the second layer reads the first one's output: x is reassigned between the calls
+        self.check("conv_padded", "conv", ["gemm(", "t0 = alloc("])
+
+    def test_conv3d_rows_in_place_and_packed(self) -> None:
+        self.check("conv3d_rows", "conv", ["gemm(", "NR = tune("])
+
     def test_max_pool_ceil_dilated(self) -> None:
         self.check("maxpool", "pool", ["maximum(", "OWB = tune("])
 

@@ -1,11 +1,13 @@
 /*
  * emit_conv.c: lowering of convolution sketches to C++ (cpu/cpp).
  *
- * Every layer of the chain runs as an implicit GEMM (weights packed into
- * MR-row panels, the input gathered tap by tap into NR-column panels, the
- * shared micro-kernel; blocking MR/NR/KC/MC/NC from the sketch) or, for a
- * depthwise layer the Designer marked direct, as a vectorised row loop with
- * OWB outputs per block. Geometry is a run-time int64 array per layer that
+ * Every layer of the chain runs as an implicit GEMM (weights packed once into
+ * MR-row panels; the input, with its padding written out once, read one
+ * NR-column panel at a time: in place when the panel is a unit-stride run of
+ * one output row, else gathered; the shared micro-kernel; blocking
+ * MR/NR/KC/MC/NC from the sketch), as GEMM + col2im for a transposed layer, or,
+ * for a depthwise layer the Designer marked direct, as a vectorised row loop
+ * with OWB outputs per block. Geometry is a run-time int64 array per layer that
  * ModelNew computes from its own layers (built from the same constructor
  * arguments as Model's) and the input's sizes.
  */

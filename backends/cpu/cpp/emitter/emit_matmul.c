@@ -55,6 +55,7 @@ static void emit_gemm_kernel(akg_buf *b, int tri)
             tri == 1 ? "tril" : "triu", tri == 1 ? "<=" : ">=", tri == 1 ? "<=" : ">=");
         akg_buf_appendf(b,
             "  auto skip = [&](int64_t, int64_t m0, int64_t mc, int64_t n0, int64_t nc) {\n"
+            "    (void)mc, (void)nc;  // one corner of the block decides\n"
             "    return %s;\n"
             "  };\n",
             tri == 1 ? "!keep(m0 + mc - 1, n0)" : "!keep(m0, n0 + nc - 1)");
