@@ -49,6 +49,8 @@ typedef struct {
     char *status; /* job status name, or "not_run" */
     char *error_class, *error_detail, *run_dir, *env_note;
     double ref_ms, kernel_ms, speedup, elapsed_s; /* NAN when absent */
+    double compiled_ms, speedup_compiled, compile_s; /* --compiled: torch.compile; NAN when absent */
+    char *compiled_error;                            /* --compiled: why the reference did not compile */
     akg_job *job;                                 /* while running */
     double started_ms;
     void *ctx; /* the bench_ctx, for job callbacks */
@@ -62,7 +64,7 @@ typedef struct {
     /* options */
     const char *suite, *filter, *backend, *dsl, *arch, *workflow, *output, *store, *python;
     const char *runs_dir;
-    int jobs, threads, quiet, verbose;
+    int jobs, threads, quiet, verbose, compiled;
     /* suite */
     bench_op *ops;
     size_t nops, capops;
@@ -114,6 +116,9 @@ static void bench_usage(FILE *f)
         "  --runs-dir DIR     run folders as DIR/<family>_<name> (default: the config's log_dir)\n"
         "  --store FILE       SQLite store (default $AKG_STORE or ~/.akg/akg.db)\n"
         "  --python PATH      harness interpreter (default $AKG_PYTHON or %s)\n"
+        "  --compiled         also time each reference under torch.compile and report\n"
+        "                     speedups against it too (needs PyTorch 2 in the harness\n"
+        "                     interpreter: scripts/setup.sh torch2, --python .venv-torch2/bin/python)\n"
         "  --verbose          every stage of every job on stderr\n"
         "  --quiet            no progress on stderr\n"
         "\n"
@@ -253,6 +258,7 @@ static int add_op(bench_ctx *c, const char *path, const char *rel)
     op->name = strndup(base, strlen(base) - 3);
     op->status = akg_strdup("not_run");
     op->ref_ms = op->kernel_ms = op->speedup = op->elapsed_s = NAN;
+    op->compiled_ms = op->speedup_compiled = op->compile_s = NAN;
     if (!op->path || !op->rel || !op->family || !op->name || !op->status)
         return AKG_ENOMEM;
     c->nops++;
@@ -358,6 +364,7 @@ static void free_suite(bench_ctx *c)
         free(op->error_detail);
         free(op->run_dir);
         free(op->env_note);
+        free(op->compiled_error);
     }
     free(c->ops);
     for (size_t i = 0; i < c->nskips; i++) {
@@ -382,6 +389,14 @@ static void judge_env(bench_ctx *c)
     const char *corename = jstr(blas, "corename");
     char *r = c->refusal;
     size_t n = sizeof c->refusal;
+    const char *torch_version = jstr(env, "torch");
+    if (c->compiled && (!torch_version || atoi(torch_version) < 2)) {
+        snprintf(r, n,
+                 "--compiled needs PyTorch 2 (torch.compile) but %s has torch %s: run "
+                 "scripts/setup.sh torch2 and pass --python .venv-torch2/bin/python",
+                 c->python, torch_version ? torch_version : "(unknown)");
+        return;
+    }
     if (!kind || !strcmp(kind, "unknown")) {
         snprintf(r, n, "cannot tell which BLAS torch calls (BLAS_INFO %s, no BLAS library mapped)",
                  jstr(blas, "info") ? jstr(blas, "info") : "unknown");
@@ -468,22 +483,37 @@ typedef struct {
     double log_sum; /* sum of log(speedup) over the passing operators with a speedup */
 } bench_totals;
 
-static void totals_add(bench_totals *t, const bench_op *op)
+/* Which baseline a total compares against: eager PyTorch, or torch.compile (--compiled). */
+typedef enum { VS_EAGER, VS_COMPILED } bench_vs;
+
+/* An operator that fails, or whose reference torch.compile could not compile, counts in ops
+ * (so not fast) but not in the geomean. */
+static void totals_add(bench_totals *t, const bench_op *op, bench_vs vs)
 {
+    double speedup = vs == VS_COMPILED ? op->speedup_compiled : op->speedup;
     t->ops++;
     if (!strcmp(op->status, "not_run"))
         t->not_run++;
     if (strcmp(op->status, "pass") != 0)
         return;
     t->passed++;
-    if (isfinite(op->speedup) && op->speedup > 0) {
+    if (isfinite(speedup) && speedup > 0) {
         t->timed++;
-        t->log_sum += log(op->speedup);
-        if (op->speedup > 1.0)
+        t->log_sum += log(speedup);
+        if (speedup > 1.0)
             t->fast1++;
-        if (op->speedup > 1.5)
+        if (speedup > 1.5)
             t->fast15++;
     }
+}
+
+static bench_totals totals_of(const bench_ctx *c, const char *family, bench_vs vs)
+{
+    bench_totals t = {0};
+    for (size_t i = 0; i < c->nops; i++)
+        if (!family || !strcmp(c->ops[i].family, family))
+            totals_add(&t, &c->ops[i], vs);
+    return t;
 }
 
 static double ratio(size_t a, size_t b)
@@ -561,23 +591,31 @@ static void print_report(const bench_ctx *c, FILE *f)
     int speedups = c->refusal[0] == '\0';
     if (c->env)
         print_env(f, c->env);
-    fprintf(f, "\n%-12s %-28s %-10s %-20s %10s %10s %8s\n", "family", "op", "status", "error",
+    fprintf(f, "\n%-12s %-28s %-10s %-20s %10s %10s %8s", "family", "op", "status", "error",
             "ref ms", "kernel ms", "speedup");
+    if (c->compiled)
+        fprintf(f, " %11s %10s", "compiled ms", "vs compile");
+    fputc('\n', f);
     for (size_t i = 0; i < c->nops; i++) {
         const bench_op *op = &c->ops[i];
-        char r[32], k[32], x[32];
+        char r[32], k[32], x[32], cm[32], cx[32];
         fmt_ms(r, sizeof r, op->ref_ms);
         fmt_ms(k, sizeof k, op->kernel_ms);
-        if (speedups)
+        fmt_ms(cm, sizeof cm, op->compiled_ms);
+        if (speedups) {
             fmt_x(x, sizeof x, op->speedup);
-        else
+            fmt_x(cx, sizeof cx, op->speedup_compiled);
+        } else {
             snprintf(x, sizeof x, "%s", isfinite(op->speedup) ? "withheld" : "-");
-        fprintf(f, "%-12s %-28s %-10s %-20s %10s %10s %8s\n", op->family, op->name, op->status,
+            snprintf(cx, sizeof cx, "%s", isfinite(op->speedup_compiled) ? "withheld" : "-");
+        }
+        fprintf(f, "%-12s %-28s %-10s %-20s %10s %10s %8s", op->family, op->name, op->status,
                 op->error_class ? op->error_class : "-", r, k, x);
+        if (c->compiled)
+            fprintf(f, " %11s %10s", cm, cx);
+        fputc('\n', f);
     }
-    bench_totals all = {0};
-    for (size_t i = 0; i < c->nops; i++)
-        totals_add(&all, &c->ops[i]);
+    bench_totals all = totals_of(c, NULL, VS_EAGER);
     size_t nfail = 0;
     for (size_t i = 0; i < c->nops; i++)
         nfail += is_failure(&c->ops[i]);
@@ -591,6 +629,20 @@ static void print_report(const bench_ctx *c, FILE *f)
             one_line(op->error_detail, line, sizeof line, BENCH_LINE_CHARS);
             fprintf(f, "  %s/%s  %s  %s: %s\n", op->family, op->name, op->status,
                     op->error_class ? op->error_class : "-", line);
+        }
+    }
+    size_t ncompile_failed = 0;
+    for (size_t i = 0; c->compiled && i < c->nops; i++)
+        ncompile_failed += c->ops[i].compiled_error != NULL;
+    if (ncompile_failed) {
+        fprintf(f, "\ntorch.compile failed on %zu references (not fast against it, not in its geomean):\n",
+                ncompile_failed);
+        for (size_t i = 0; i < c->nops; i++) {
+            const bench_op *op = &c->ops[i];
+            char line[BENCH_LINE_CHARS + 8];
+            if (op->compiled_error)
+                fprintf(f, "  %s/%s  %s\n", op->family, op->name,
+                        one_line(op->compiled_error, line, sizeof line, BENCH_LINE_CHARS));
         }
     }
     if (c->nskips) {
@@ -611,24 +663,39 @@ static void print_report(const bench_ctx *c, FILE *f)
     else
         fprintf(f, "\ntotals: %zu ops, %zu pass (%s); speedups withheld: %s\n", all.ops, all.passed,
                 p, c->refusal);
+    if (c->compiled && speedups) {
+        bench_totals ct = totals_of(c, NULL, VS_COMPILED);
+        fmt_pct(f1, sizeof f1, ratio(ct.fast1, ct.ops));
+        fmt_pct(f15, sizeof f15, ratio(ct.fast15, ct.ops));
+        fmt_x(g, sizeof g, geomean(&ct));
+        fprintf(f, "against torch.compile: fast_1 %s (%zu), fast_1.5 %s (%zu), geomean speedup %s over %zu\n",
+                f1, ct.fast1, f15, ct.fast15, g, ct.timed);
+    }
     if (all.not_run)
         fprintf(f, "not run: %zu (interrupted)\n", all.not_run);
     if (c->jobs > 1)
         fprintf(f, "note: --jobs %d: timings are not comparable with a --jobs 1 run\n", c->jobs);
     const char *fams[256];
     size_t nf = family_list(c, fams, 256);
-    fprintf(f, "\n%-12s %5s %5s %8s %8s %9s %9s\n", "family", "ops", "pass", "pass%", "fast_1",
+    fprintf(f, "\n%-12s %5s %5s %8s %8s %9s %9s", "family", "ops", "pass", "pass%", "fast_1",
             "fast_1.5", "geomean");
+    if (c->compiled)
+        fprintf(f, " %11s %12s", "fast_1 comp", "geomean comp");
+    fputc('\n', f);
     for (size_t k = 0; k < nf; k++) {
-        bench_totals t = {0};
-        for (size_t i = 0; i < c->nops; i++)
-            if (!strcmp(c->ops[i].family, fams[k]))
-                totals_add(&t, &c->ops[i]);
+        bench_totals t = totals_of(c, fams[k], VS_EAGER);
         fmt_pct(p, sizeof p, ratio(t.passed, t.ops));
         fmt_pct(f1, sizeof f1, speedups ? ratio(t.fast1, t.ops) : NAN);
         fmt_pct(f15, sizeof f15, speedups ? ratio(t.fast15, t.ops) : NAN);
         fmt_x(g, sizeof g, speedups ? geomean(&t) : NAN);
-        fprintf(f, "%-12s %5zu %5zu %8s %8s %9s %9s\n", fams[k], t.ops, t.passed, p, f1, f15, g);
+        fprintf(f, "%-12s %5zu %5zu %8s %8s %9s %9s", fams[k], t.ops, t.passed, p, f1, f15, g);
+        if (c->compiled) {
+            bench_totals ct = totals_of(c, fams[k], VS_COMPILED);
+            fmt_pct(f1, sizeof f1, speedups ? ratio(ct.fast1, ct.ops) : NAN);
+            fmt_x(g, sizeof g, speedups ? geomean(&ct) : NAN);
+            fprintf(f, " %11s %12s", f1, g);
+        }
+        fputc('\n', f);
     }
 }
 
@@ -668,6 +735,12 @@ static cJSON *report_json(const bench_ctx *c, const char *started_at, double ela
         add_num_or_null(o, "ref_ms", op->ref_ms);
         add_num_or_null(o, "kernel_ms", op->kernel_ms);
         add_num_or_null(o, "speedup", speedups ? op->speedup : NAN);
+        if (c->compiled) {
+            add_num_or_null(o, "compiled_ms", op->compiled_ms);
+            add_num_or_null(o, "speedup_compiled", speedups ? op->speedup_compiled : NAN);
+            add_num_or_null(o, "compile_s", op->compile_s);
+            add_str_or_null(o, "compiled_error", op->compiled_error);
+        }
         add_str_or_null(o, "run_dir", op->run_dir);
         add_num_or_null(o, "elapsed_s", op->elapsed_s);
         if (op->env_note)
@@ -693,19 +766,20 @@ static cJSON *report_json(const bench_ctx *c, const char *started_at, double ela
         cJSON_AddStringToObject(s, "reason", c->skips[i].reason);
         cJSON_AddItemToArray(skipped, s);
     }
-    bench_totals all = {0};
-    for (size_t i = 0; i < c->nops; i++)
-        totals_add(&all, &c->ops[i]);
-    cJSON_AddItemToObject(root, "totals", totals_json(&all, speedups));
-    cJSON *per = cJSON_AddObjectToObject(root, "per_family");
+    cJSON_AddBoolToObject(root, "compiled", c->compiled);
     const char *fams[256];
     size_t nf = family_list(c, fams, 256);
-    for (size_t k = 0; k < nf; k++) {
-        bench_totals t = {0};
-        for (size_t i = 0; i < c->nops; i++)
-            if (!strcmp(c->ops[i].family, fams[k]))
-                totals_add(&t, &c->ops[i]);
-        cJSON_AddItemToObject(per, fams[k], totals_json(&t, speedups));
+    /* "totals"/"per_family" are against eager PyTorch; with --compiled, "totals_compiled" and
+     * "per_family_compiled" are the same against torch.compile */
+    for (int vs = VS_EAGER; vs <= (c->compiled ? VS_COMPILED : VS_EAGER); vs++) {
+        bench_totals all = totals_of(c, NULL, (bench_vs)vs);
+        cJSON_AddItemToObject(root, vs == VS_EAGER ? "totals" : "totals_compiled",
+                              totals_json(&all, speedups));
+        cJSON *per = cJSON_AddObjectToObject(root, vs == VS_EAGER ? "per_family" : "per_family_compiled");
+        for (size_t k = 0; k < nf; k++) {
+            bench_totals t = totals_of(c, fams[k], (bench_vs)vs);
+            cJSON_AddItemToObject(per, fams[k], totals_json(&t, speedups));
+        }
     }
     return root;
 }
@@ -776,6 +850,11 @@ static void record_done(bench_ctx *c, bench_op *op, const akg_event *ev)
     op->ref_ms = jnum(perf, "ref_ms");
     op->kernel_ms = jnum(perf, "kernel_ms");
     op->speedup = jnum(perf, "speedup");
+    op->compiled_ms = jnum(perf, "compiled_ms");
+    op->speedup_compiled = jnum(perf, "speedup_compiled");
+    op->compile_s = jnum(perf, "compile_s");
+    if (jstr(perf, "compiled_error"))
+        set_str(&op->compiled_error, jstr(perf, "compiled_error"));
     set_str(&op->run_dir, jstr(cJSON_GetObjectItem(r, "paths"), "dir"));
     op->elapsed_s = (akg_now_ms() - op->started_ms) / 1000.0;
     if (ev->status == AKG_JOB_PASS && !isfinite(op->speedup) && !op->error_class) {
@@ -835,6 +914,7 @@ static void start_next(bench_ctx *c)
         jo.dsl = c->dsl;
         jo.workflow = c->workflow;
         jo.provider = "builtin";
+        jo.compiled_baseline = c->compiled;
         char out_dir[4096];
         if (c->runs_dir) {
             snprintf(out_dir, sizeof out_dir, "%s/%s_%s", c->runs_dir, op->family, op->name);
@@ -980,7 +1060,8 @@ int cli_bench(int argc, char **argv)
         {"output", 1, &c.output, NULL},   {"runs-dir", 1, &c.runs_dir, NULL},
         {"store", 1, &c.store, NULL},     {"python", 1, &c.python, NULL},
         {"help", 0, NULL, &help},         {"quiet", 0, NULL, &c.quiet},
-        {"verbose", 0, NULL, &c.verbose}, {NULL, 0, NULL, NULL},
+        {"verbose", 0, NULL, &c.verbose}, {"compiled", 0, NULL, &c.compiled},
+        {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
     int npos = 0;

@@ -363,6 +363,7 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
                                  : (int)akg_config_number(config, "verify_settings.trials", 5);
     j->run_times = (int)akg_config_number(config, "profile_settings.run_times", 50);
     j->warmup_times = (int)akg_config_number(config, "profile_settings.warmup_times", 5);
+    j->compiled_baseline = opts->compiled_baseline > 0;
     j->seed = opts->seed ? opts->seed : (unsigned long long)(uv_hrtime() % 1000000007ULL);
     j->candidates = cJSON_CreateArray();
     j->started_ms = akg_now_ms();

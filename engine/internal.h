@@ -60,6 +60,7 @@ struct akg_job {
         *output_dir_opt;
     double verify_timeout_s;
     int max_step, trials, run_times, warmup_times;
+    int compiled_baseline;   /* profile also times torch.compile of the reference */
     unsigned long long seed;
 
     cJSON *config;

@@ -5,6 +5,9 @@
 #                           on the embedded default: built-in provider, CPU backend, SQLite file
 #   scripts/setup.sh test   build (with AddressSanitizer and UBSan) and run every test (CTest)
 #   scripts/setup.sh deps   only install dependencies
+#   scripts/setup.sh torch2 also install PyTorch 2 from PyPI (bench/torch2/requirements.lock,
+#                           hash-pinned, about 5 GB) into .venv-torch2, for the optional
+#                           eager and torch.compile baselines of `akg_cli bench` (bench/README.md)
 #
 # Works as root on a fresh Debian 12 machine (uses sudo when not root).
 set -euo pipefail
@@ -57,6 +60,24 @@ install_test_packages() {
   npm_ci editor-clients/vscode node_modules/vscode-languageclient
 }
 
+install_torch2() {
+  # Debian's interpreter (the one with python3-torch), in a virtual environment of its own; the
+  # development headers are for torch.compile, whose CPU backend compiles C++ against Python.h.
+  local APT_PACKAGES=(python3-venv python3-dev g++)
+  install_debian_packages
+  local venv="$ROOT/.venv-torch2" lock="$ROOT/bench/torch2/requirements.lock"
+  if [ ! -x "$venv/bin/python" ]; then
+    say "creating $venv"
+    /usr/bin/python3 -m venv "$venv"
+  fi
+  if ! cmp -s "$lock" "$venv/.installed-lock"; then
+    say "installing pinned PyTorch 2 ($lock)"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes --no-deps -r "$lock"
+    cp "$lock" "$venv/.installed-lock"
+  fi
+  "$venv/bin/python" -c 'import torch; print("[setup] PyTorch", torch.__version__, "in .venv-torch2")' >&2
+}
+
 build() { # build DIR [extra cmake args]
   local dir=$1; shift
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
@@ -66,6 +87,10 @@ build() { # build DIR [extra cmake args]
 install_debian_packages
 install_pinned_grammars
 [ "$MODE" = deps ] && exit 0
+if [ "$MODE" = torch2 ]; then
+  install_torch2
+  exit 0
+fi
 
 case "$MODE" in
   run)
@@ -78,13 +103,15 @@ case "$MODE" in
     ;;
   test)
     install_test_packages
+    # PyTorch 2's tests (the torch.compile baseline) skip, saying so, when PyPI cannot be reached
+    install_torch2 || say "PyTorch 2 could not be installed; the tests that need it will be skipped"
     build build-test -DAKG_SANITIZE=ON
     say "running every test"
     cd build-test
     ctest --output-on-failure -j "$(nproc)" --timeout 900
     ;;
   *)
-    echo "usage: scripts/setup.sh run|test|deps" >&2
+    echo "usage: scripts/setup.sh run|test|deps|torch2" >&2
     exit 2
     ;;
 esac

@@ -579,6 +579,8 @@ static void stage_profile(akg_job *j)
     cJSON_AddStringToObject(req, "kernel", j->model_new_path);
     cJSON_AddNumberToObject(req, "warmup", j->warmup_times);
     cJSON_AddNumberToObject(req, "runs", j->run_times);
+    if (j->compiled_baseline)
+        cJSON_AddBoolToObject(req, "compiled", 1);
     cJSON_AddNumberToObject(req, "seed", (double)(j->seed % 1000000007ULL));
     submit(j, req, on_profiled);
 }
@@ -627,7 +629,9 @@ static cJSON *build_report(akg_job *j, akg_job_status status, const char *cls, c
         cJSON *p = cJSON_AddObjectToObject(r, "perf");
         static const char *keys[] = {"ref_ms", "kernel_ms", "speedup", "runs", "warmup",
                                      "ref_ms_p10", "ref_ms_p90", "kernel_ms_p10",
-                                     "kernel_ms_p90", "case", "env", NULL};
+                                     "kernel_ms_p90", "case", "env", "compile_s",
+                                     "compiled_ms", "compiled_ms_p10", "compiled_ms_p90",
+                                     "speedup_compiled", "compiled_error", NULL};
         for (int i = 0; keys[i]; i++)
             copy_num(p, j->profile, keys[i]);
     }

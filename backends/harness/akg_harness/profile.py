@@ -5,12 +5,18 @@ sets so that neither side finds its inputs warm in cache from its own previous c
 call is timed with perf_counter_ns; on CUDA with a pair of device events after writing
 L2_FLUSH_BYTES to a scratch buffer. The kernel is not run under the verifier's guard here: profile
 assumes a kernel that passed verify, and the guard's Python hooks would bias small kernels.
+
+With ``"compiled": true`` a third contestant joins: the reference under ``torch.compile`` (PyTorch 2),
+compiled by its first call before the warm-up and then timed interleaved with the other two. A
+reference that does not compile, or a torch without ``torch.compile``, leaves the eager timing and the
+kernel's untouched and says why in ``compiled_error``.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Optional
+import traceback
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
@@ -18,6 +24,7 @@ from .env import WorkerEnv
 from .inputs import SEED_STRIDE, clone_args, draw_cases
 from .loading import Registry, call_user
 from .models import build_pair
+from .protocol import RUNTIME_ERROR, HarnessError
 from .verify import int_field
 
 ROTATING_SETS = 4
@@ -68,12 +75,33 @@ def _summary(prefix: str, times: List[float]) -> Dict[str, float]:
     }
 
 
+def compile_reference(model: Any, path: str, args: List[Any]) -> Tuple[Optional[Any], float, Optional[str]]:
+    """``torch.compile(model)`` compiled by one call on ``args``: (compiled or None, seconds, error)."""
+    compile_fn = getattr(torch, "compile", None)
+    if compile_fn is None:
+        return None, 0.0, f"torch {torch.__version__} has no torch.compile (PyTorch 2 is needed)"
+    start = time.perf_counter()
+    try:
+        compiled = compile_fn(model)
+        with torch.no_grad():
+            compiled(*args)
+    except Exception as exc:  # noqa: BLE001 - any failure to compile is reported, never fatal
+        last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+        where = f" ({last[0].filename}:{last[0].lineno})" if last else ""
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return None, time.perf_counter() - start, f"torch.compile of {path} failed: {type(exc).__name__}: {text}{where}"[:600]
+    return compiled, time.perf_counter() - start, None
+
+
 def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict[str, Any]:
     ref = registry.load_reference(req.get("reference"))
     kernel = registry.load_kernel(req.get("kernel"))
     warmup = int_field(req, "warmup", 5, 0, MAX_RUNS)
     runs = int_field(req, "runs", 50, 1, MAX_RUNS)
     seed = int_field(req, "seed", 0, 0, 2**62)
+    compiled_wanted = req.get("compiled", False)
+    if not isinstance(compiled_wanted, bool):
+        raise HarnessError(RUNTIME_ERROR, "\"compiled\" must be true or false")
     pair = build_pair(ref, kernel, seed, env)
     ref_sets: List[List[Any]] = []
     kernel_sets: List[List[Any]] = []
@@ -89,19 +117,43 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict
         return lambda: call_user("ModelNew.forward", "kernel", kernel.path, pair.kernel_model,
                                  *kernel_sets[i % ROTATING_SETS])
 
+    compiled: Optional[Any] = None
+    compiled_sets: List[List[Any]] = []
+    compile_s, compiled_error = 0.0, None
+    if compiled_wanted:
+        compiled_sets = [clone_args(args, env.device) for args in ref_sets]
+        compiled, compile_s, compiled_error = compile_reference(pair.ref_model, ref.path, compiled_sets[0])
+
+    def compiled_call(i: int) -> Callable[[], Any]:
+        return lambda: call_user("torch.compile(Model).forward", "reference", ref.path, compiled,
+                                 *compiled_sets[i % ROTATING_SETS])
+
     timer = Timer(env)
     for i in range(warmup):
         timer.time_ms(ref_call(i))
+        if compiled is not None:
+            timer.time_ms(compiled_call(i))
         timer.time_ms(kernel_call(i))
     ref_times: List[float] = []
+    compiled_times: List[float] = []
     kernel_times: List[float] = []
     for i in range(runs):
         ref_times.append(timer.time_ms(ref_call(i)))
+        if compiled is not None:
+            compiled_times.append(timer.time_ms(compiled_call(i)))
         kernel_times.append(timer.time_ms(kernel_call(i)))
     answer: Dict[str, Any] = {"ok": True}
     answer.update(_summary("ref", ref_times))
     answer.update(_summary("kernel", kernel_times))
     answer["speedup"] = answer["ref_ms"] / answer["kernel_ms"] if answer["kernel_ms"] > 0 else None
+    if compiled_wanted:
+        answer["compile_s"] = compile_s
+        if compiled is not None:
+            answer.update(_summary("compiled", compiled_times))
+            answer["speedup_compiled"] = (answer["compiled_ms"] / answer["kernel_ms"]
+                                          if answer["kernel_ms"] > 0 else None)
+        else:
+            answer["compiled_error"] = compiled_error
     answer["runs"] = runs
     answer["warmup"] = warmup
     answer["rotating_sets"] = ROTATING_SETS

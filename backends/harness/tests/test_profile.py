@@ -2,6 +2,8 @@
 
 import unittest
 
+import torch
+
 from harness_client import KernelDir, Worker, reference
 
 
@@ -43,6 +45,39 @@ class ProfileTest(unittest.TestCase):
                                       "kernel": self.kernels.kernel("raises.py"), "warmup": 1, "runs": 3})
         self.assertFalse(answer["ok"])
         self.assertEqual((answer["class"], answer["where"]), ("runtime_error", "kernel"))
+
+    def test_compiled_baseline(self) -> None:
+        """"compiled": true adds torch.compile's timing under PyTorch 2 and says why not under 1.x."""
+        answer = self.worker.request({"id": 4, "op": "profile", "reference": reference("relu_ref.py"),
+                                      "kernel": self.kernels.kernel("relu_ok.py"), "warmup": 2, "runs": 9,
+                                      "compiled": True})
+        self.assertTrue(answer["ok"], answer)
+        self.assertGreater(answer["ref_ms"], 0.0)
+        self.assertGreater(answer["kernel_ms"], 0.0)
+        self.assertGreaterEqual(answer["compile_s"], 0.0)
+        if hasattr(torch, "compile"):
+            self.assertNotIn("compiled_error", answer)
+            self.assertLessEqual(answer["compiled_ms_p10"], answer["compiled_ms"])
+            self.assertLessEqual(answer["compiled_ms"], answer["compiled_ms_p90"])
+            self.assertAlmostEqual(answer["speedup_compiled"], answer["compiled_ms"] / answer["kernel_ms"], places=9)
+        else:
+            self.assertIn("has no torch.compile", answer["compiled_error"])
+            self.assertNotIn("compiled_ms", answer)
+            self.assertNotIn("speedup_compiled", answer)
+
+    def test_compiled_flag_must_be_boolean(self) -> None:
+        answer = self.worker.request({"id": 5, "op": "profile", "reference": reference("relu_ref.py"),
+                                      "kernel": self.kernels.kernel("relu_ok.py"), "compiled": "yes"})
+        self.assertFalse(answer["ok"])
+        self.assertEqual(answer["class"], "runtime_error")
+        self.assertIn("compiled", answer["detail"])
+
+    def test_no_compiled_fields_unless_asked(self) -> None:
+        answer = self.worker.request({"id": 6, "op": "profile", "reference": reference("relu_ref.py"),
+                                      "kernel": self.kernels.kernel("relu_ok.py"), "warmup": 1, "runs": 3})
+        self.assertTrue(answer["ok"], answer)
+        for key in ("compile_s", "compiled_ms", "speedup_compiled", "compiled_error"):
+            self.assertNotIn(key, answer)
 
 
 if __name__ == "__main__":

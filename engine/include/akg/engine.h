@@ -68,6 +68,8 @@ typedef struct {
     int max_step;               /* 0: config's max_step */
     int trials;                 /* 0: 5 */
     unsigned long long seed;    /* 0: drawn from the clock and recorded */
+    int compiled_baseline;      /* 1: the profile also times the reference under torch.compile
+                                   (needs PyTorch 2 in the harness interpreter); 0: eager only */
 } akg_job_options;
 
 typedef enum {
