@@ -10,6 +10,7 @@
 #include "sketch_ops.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,11 +44,13 @@ typedef struct {
   lin dims[AKG_SKETCH_MAX_RANK];
 } vtype;
 
+/* An entry's type holds only the dimensions it uses (see type_set): a full
+ * vtype is over a kilobyte, and a long sketch defines hundreds of names. */
 typedef struct {
   const char *name;
   int kind;
   akg_sketch_span span;
-  vtype type;
+  vtype *type; /* in checker.types; never NULL */
   bool has_value; /* E_SCALAR/E_CONST with a known integer */
   int64_t value;
   bool loaded_unused;
@@ -115,6 +118,7 @@ typedef struct {
   entry **chunks; /* storage of the entries, ENV_CHUNK at a time */
   size_t n_chunks;
   name_index names; /* name -> newest env entry */
+  sketch_arena types; /* entry types */
   char **atoms;     /* texts of non-linear subexpressions, freed with the checker */
   size_t n_atoms;
   int err;
@@ -220,14 +224,40 @@ static entry *define(checker *c, const char *name, int kind, akg_sketch_span sp)
     c->err = -ENOMEM;
     return NULL;
   }
+  vtype *type = sketch_arena_alloc(&c->types, offsetof(vtype, dims));
+  if (!type) {
+    c->err = -ENOMEM;
+    return NULL;
+  }
   entry *e = &c->chunks[c->n_env / ENV_CHUNK][c->n_env % ENV_CHUNK];
   c->env[c->n_env++] = e;
   memset(e, 0, sizeof *e);
+  e->type = type;
   e->name = name;
   e->kind = kind;
   e->span = sp;
   e->tensor = -1;
   return e;
+}
+
+/* Stores a copy of t (its used dimensions only) as the entry's type. */
+static void type_set(checker *c, entry *e, const vtype *t) {
+  size_t size = offsetof(vtype, dims) + t->rank * sizeof t->dims[0];
+  vtype *stored = sketch_arena_alloc(&c->types, size);
+  if (!stored) {
+    c->err = -ENOMEM;
+    return;
+  }
+  memcpy(stored, t, size);
+  e->type = stored;
+}
+
+/* The entry's type as a full vtype (unused dimensions zeroed). */
+static vtype type_get(const entry *e) {
+  vtype t;
+  memset(&t, 0, sizeof t);
+  memcpy(&t, e->type, offsetof(vtype, dims) + e->type->rank * sizeof t.dims[0]);
+  return t;
 }
 
 static const char *suggest_name(checker *c, const char *name) {
@@ -656,11 +686,11 @@ static vtype type_of(checker *c, const akg_sketch_expr *e) {
     }
     if (en->kind == E_TILE) en->loaded_unused = false;
     if (en->kind == E_TENSOR) {
-      vtype t = en->type;
+      vtype t = type_get(en);
       t.kind = T_TILE;
       return t; /* callers that need a tile reject tensors explicitly */
     }
-    return en->type;
+    return type_get(en);
   }
   case AKG_SKETCH_EXPR_UNARY: {
     vtype a = type_of(c, e->a);
@@ -1149,7 +1179,7 @@ static vtype place_type(checker *c, const akg_sketch_expr *e, entry **base_out, 
     return t_err();
   }
   *base_out = en;
-  vtype bt = en->type;
+  vtype bt = type_get(en);
   bt.kind = T_TILE;
   if (e->kind == AKG_SKETCH_EXPR_SUBSCRIPT) return subscript_type(c, e, &bt, base->text);
   return bt;
@@ -1208,7 +1238,7 @@ static void define_value(checker *c, const char *name, akg_sketch_span sp, const
   }
   entry *ne = define(c, name, t->kind == T_TILE ? E_TILE : E_SCALAR, sp);
   if (!ne) return;
-  ne->type = *t;
+  type_set(c, ne, t);
   ne->has_value = known;
   ne->value = v;
   /* a redefinition inherits the previous tile's memory but not its loaded state */
@@ -1243,7 +1273,7 @@ static void check_stmt(checker *c, const akg_sketch_stmt *st) {
     }
     size_t mark = c->n_env;
     entry *lv = define(c, st->var, E_LOOPVAR, st->var_span);
-    if (lv) lv->type = t_scalar(AKG_DTYPE_I64);
+    if (lv) type_set(c, lv, &(vtype){.kind = T_SCALAR, .dtype = AKG_DTYPE_I64});
     check_block(c, &st->body[0]);
     /* names assigned in the body stay visible afterwards (Python scoping);
      * only the loop variable's binding is kept as a plain scalar */
@@ -1322,12 +1352,12 @@ static void check_stmt(checker *c, const akg_sketch_stmt *st) {
           diag(c, AKG_SKETCH_ERROR, st->dst->span, "load target must be an allocated tile name");
         return;
       }
-      tile = te->type;
+      tile = type_get(te);
       tile_name = te->name;
       if (region.kind == T_ERROR) return;
       if (src_base && src_base->kind == E_TENSOR) c->s->tensors[src_base->tensor].loaded = true;
       compare_move(c, st, &region, &tile, tile_name);
-      if (!te->type.dtype) te->type.dtype = region.dtype;
+      if (!te->type->dtype) te->type->dtype = region.dtype;
       te->loaded_unused = true;
       te->load_span = st->span;
     } else {
@@ -1374,7 +1404,7 @@ static void check_stmt(checker *c, const akg_sketch_stmt *st) {
       return;
     }
     if (r.kind == T_TILE) {
-      vtype dt = de->type;
+      vtype dt = type_get(de);
       bool clash = r.rank == dt.rank ? false : true;
       for (size_t i = 0; !clash && i < r.rank; i++) clash = lin_clash(&r.dims[i], &dt.dims[i]);
       if (clash) {
@@ -1384,7 +1414,7 @@ static void check_stmt(checker *c, const akg_sketch_stmt *st) {
         diag(c, AKG_SKETCH_ERROR, e->span, "%s() produces shape %s but destination '%s' is %s", e->text, a, de->name,
              b);
       }
-      if (!de->type.dtype) de->type.dtype = r.dtype;
+      if (!de->type->dtype) de->type->dtype = r.dtype;
     }
     de->loaded_unused = false;
     return;
@@ -1436,8 +1466,8 @@ static void check_stmt(checker *c, const akg_sketch_stmt *st) {
         return;
       }
       if (en->kind == E_TILE && t.kind == T_TILE) {
-        vtype r;
-        if (broadcast(c, st->op, st->span, &en->type, &t, &r)) check_dtypes(c, st->op, st->span, &en->type, &t);
+        vtype r, et = type_get(en);
+        if (broadcast(c, st->op, st->span, &et, &t, &r)) check_dtypes(c, st->op, st->span, &et, &t);
       }
       en->loaded_unused = false;
       if (en->kind == E_SCALAR) en->has_value = false;
@@ -1515,7 +1545,7 @@ static void check_header(checker *c) {
   entry *en;
   for (size_t i = 0; i < s->n_symbols; i++) {
     declare(c, s->symbols[i].name, E_SYMBOL, s->symbols[i].span, &en);
-    if (en) en->type = t_scalar(AKG_DTYPE_I64);
+    if (en) type_set(c, en, &(vtype){.kind = T_SCALAR, .dtype = AKG_DTYPE_I64});
   }
   for (size_t i = 0; i < s->n_consts; i++) {
     sketch_const *k = &s->consts[i];
@@ -1544,7 +1574,7 @@ static void check_header(checker *c) {
     }
     declare(c, k->name, E_CONST, k->span, &en);
     if (en) {
-      en->type = t_scalar(v && v->kind == AKG_SKETCH_EXPR_FLOAT ? AKG_DTYPE_F32 : AKG_DTYPE_I64);
+      type_set(c, en, &(vtype){.kind = T_SCALAR, .dtype = v && v->kind == AKG_SKETCH_EXPR_FLOAT ? AKG_DTYPE_F32 : AKG_DTYPE_I64});
       int64_t x;
       if (v && akg_sketch_expr_eval(s, v->kind == AKG_SKETCH_EXPR_CALL && k->tunable ? v->items[k->choice] : v, NULL, 0,
                                     &x) == 0) {
@@ -1571,7 +1601,7 @@ static void check_header(checker *c) {
         check_scalar_expr(c, p->def, "a parameter default");
     }
     declare(c, p->name, E_PARAM, p->span, &en);
-    if (en) en->type = t_scalar(p->dtype ? p->dtype : AKG_DTYPE_F32);
+    if (en) type_set(c, en, &(vtype){.kind = T_SCALAR, .dtype = p->dtype ? p->dtype : AKG_DTYPE_F32});
   }
   for (size_t i = 0; i < s->n_tensors; i++) {
     sketch_tensor *t = &s->tensors[i];
@@ -1593,7 +1623,7 @@ static void check_header(checker *c) {
     }
     declare(c, t->name, E_TENSOR, t->span, &en);
     if (en) {
-      en->type = ty;
+      type_set(c, en, &ty);
       en->tensor = (long)i;
     }
   }
@@ -1625,9 +1655,9 @@ static void record_values(checker *c) {
     }
     sketch_value *v = &s->values[name_index_find(&seen, e->name)->index];
     v->name = e->name;
-    v->dtype = e->type.dtype;
-    v->rank = e->type.kind == T_TILE ? e->type.rank : 0;
-    v->tile = e->type.kind == T_TILE;
+    v->dtype = e->type->dtype;
+    v->rank = e->type->kind == T_TILE ? e->type->rank : 0;
+    v->tile = e->type->kind == T_TILE;
   }
   free(seen.slots);
   s->cap_values = n;
@@ -1674,6 +1704,7 @@ int akg_sketch_check(akg_sketch *sketch, akg_sketch_diag_list *diags) {
   free(c.chunks);
   free(c.env);
   free(c.names.slots);
+  sketch_arena_release(&c.types);
   for (size_t i = 0; i < c.n_atoms; i++) free(c.atoms[i]);
   free(c.atoms);
   sketch_diag_sort(diags);

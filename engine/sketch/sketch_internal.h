@@ -177,6 +177,32 @@ akg_sketch_span sketch_span_join(akg_sketch_span a, akg_sketch_span b);
 /* Structural equality of expressions (NULL equals NULL). */
 bool sketch_expr_equal(const akg_sketch_expr *a, const akg_sketch_expr *b);
 
+/* Literal and derived-field helpers shared by the tree-sitter conversion
+ * (sketch_parse.c) and the fast path (sketch_fast.c), so both build the same
+ * values. sketch_unquote takes a quoted literal of n bytes (quotes
+ * included) and returns its contents in the arena, or NULL when out of
+ * memory. sketch_fill_alloc derives the alloc_* fields of an ALLOC from its
+ * call (0 or -ENOMEM); sketch_fill_range the start/stop/step of a FOR. */
+char *sketch_unquote(sketch_arena *arena, const char *quoted, size_t n);
+int64_t sketch_parse_int(const char *text, bool *overflow);
+double sketch_parse_float(const char *text);
+int sketch_fill_alloc(sketch_arena *arena, akg_sketch_stmt *st);
+void sketch_fill_range(akg_sketch_stmt *st);
+
+/* The two parsers behind akg_sketch_parse_all(). sketch_parse_fast() is a
+ * hand-written parser for the common, well-formed subset of the language:
+ * it returns 0 and a sketch owned by the caller, or declines (returns 1,
+ * nothing stored, nothing reported) on anything it does not handle exactly
+ * as the grammar does. sketch_parse_ts() is the tree-sitter parser and owns
+ * every syntax diagnostic; it has akg_sketch_parse_all()'s contract. */
+int sketch_parse_fast(const char *text, size_t len, akg_sketch **out);
+int sketch_parse_ts(const char *text, size_t len, akg_sketch ***out, size_t *count, akg_sketch_diag_list *diags);
+
+/* Whether two sketches are the same IR field by field: spans, comments,
+ * hints, blank-line flags and every derived field included (unlike
+ * akg_sketch_equal). On a difference, writes where into why (may be NULL). */
+bool sketch_ir_identical(const akg_sketch *a, const akg_sketch *b, char *why, size_t why_cap);
+
 /* Bounded growable string used by the printer (cap: 4x AKG_SKETCH_MAX_TEXT). */
 typedef struct {
   char *data;

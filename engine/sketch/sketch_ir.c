@@ -58,6 +58,97 @@ akg_sketch_span sketch_span_join(akg_sketch_span a, akg_sketch_span b) {
   return r;
 }
 
+/* ---- literals and derived fields, shared by both parsers ----------------------- */
+
+char *sketch_unquote(sketch_arena *arena, const char *quoted, size_t n) {
+  size_t s = 1, e = n > 1 ? n - 1 : 1;
+  char *out = sketch_arena_alloc(arena, e - s + 1);
+  if (!out) return NULL;
+  size_t k = 0;
+  for (size_t i = s; i < e; i++) {
+    char c = quoted[i];
+    if (c == '\\' && i + 1 < e) {
+      char d = quoted[++i];
+      out[k++] = d == 'n' ? '\n' : d == 't' ? '\t' : d;
+    } else {
+      out[k++] = c;
+    }
+  }
+  out[k] = '\0';
+  return out;
+}
+
+int64_t sketch_parse_int(const char *s, bool *overflow) {
+  int base = 10;
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    s += 2;
+  }
+  uint64_t v = 0;
+  *overflow = false;
+  for (; *s; s++) {
+    if (*s == '_') continue;
+    int d = (*s >= '0' && *s <= '9') ? *s - '0' : (*s >= 'a' && *s <= 'f') ? *s - 'a' + 10 : *s - 'A' + 10;
+    if (v > (uint64_t)(INT64_MAX - d) / (uint64_t)base) {
+      *overflow = true;
+      return 0;
+    }
+    v = v * (uint64_t)base + (uint64_t)d;
+  }
+  return (int64_t)v;
+}
+
+double sketch_parse_float(const char *text) {
+  char buf[64];
+  size_t k = 0;
+  for (const char *p = text; *p && k + 1 < sizeof buf; p++)
+    if (*p != '_') buf[k++] = *p;
+  buf[k] = '\0';
+  return strtod(buf, NULL);
+}
+
+int sketch_fill_alloc(sketch_arena *arena, akg_sketch_stmt *st) {
+  akg_sketch_expr *call = st->value;
+  const akg_sketch_expr *shape_kw = akg_sketch_expr_kwarg(call, "shape");
+  st->alloc_shape = call->n_items > 0 ? call->items[0] : (akg_sketch_expr *)shape_kw;
+  const akg_sketch_expr *dt = akg_sketch_expr_kwarg(call, "dtype");
+  if (!dt && call->n_items > 1) dt = call->items[1];
+  if (dt && (dt->kind == AKG_SKETCH_EXPR_NAME || dt->kind == AKG_SKETCH_EXPR_STRING))
+    st->alloc_dtype = akg_dtype_from_name(dt->text);
+  const akg_sketch_expr *h = akg_sketch_expr_kwarg(call, "llm_hint");
+  if (!h) return 0;
+  if (h->kind == AKG_SKETCH_EXPR_STRING) {
+    st->alloc_hints = sketch_arena_alloc(arena, sizeof *st->alloc_hints);
+    st->alloc_hint_spans = sketch_arena_alloc(arena, sizeof *st->alloc_hint_spans);
+    if (!st->alloc_hints || !st->alloc_hint_spans) return -ENOMEM;
+    st->alloc_hints[0] = h->text;
+    st->alloc_hint_spans[0] = h->span;
+    st->n_alloc_hints = 1;
+  } else if (h->kind == AKG_SKETCH_EXPR_LIST && h->n_items) {
+    st->alloc_hints = sketch_arena_alloc(arena, h->n_items * sizeof *st->alloc_hints);
+    st->alloc_hint_spans = sketch_arena_alloc(arena, h->n_items * sizeof *st->alloc_hint_spans);
+    if (!st->alloc_hints || !st->alloc_hint_spans) return -ENOMEM;
+    for (size_t i = 0; i < h->n_items; i++) {
+      if (h->items[i]->kind != AKG_SKETCH_EXPR_STRING) continue; /* the checker reports it */
+      st->alloc_hint_spans[st->n_alloc_hints] = h->items[i]->span;
+      st->alloc_hints[st->n_alloc_hints++] = h->items[i]->text;
+    }
+  }
+  return 0;
+}
+
+void sketch_fill_range(akg_sketch_stmt *st) {
+  akg_sketch_expr *it = st->iter;
+  if (!it || it->kind != AKG_SKETCH_EXPR_CALL || strcmp(it->text, "range") != 0 || it->n_kw) return;
+  if (it->n_items == 1) {
+    st->stop = it->items[0];
+  } else if (it->n_items == 2 || it->n_items == 3) {
+    st->start = it->items[0];
+    st->stop = it->items[1];
+    st->step = it->n_items == 3 ? it->items[2] : NULL;
+  }
+}
+
 /* ---- diagnostics --------------------------------------------------------------- */
 
 struct akg_sketch_diag_list {

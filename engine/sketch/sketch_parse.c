@@ -1,7 +1,9 @@
 /*
  * Text to sketch IR: parse with the tree-sitter grammar in sketch-grammar/,
  * report syntax errors with their positions, then convert the concrete tree
- * into the arena-allocated IR of sketch_internal.h.
+ * into the arena-allocated IR of sketch_internal.h. akg_sketch_parse_all()
+ * first tries the hand-written fast path of sketch_fast.c, which builds the
+ * same IR for the sketches it accepts.
  */
 #include "sketch_internal.h"
 
@@ -268,20 +270,12 @@ static akg_sketch_expr *conv_field(sketch_builder *b, TSNode n, int field) {
 }
 
 static const char *unquote(sketch_builder *b, TSNode n) {
-  uint32_t s = ts_node_start_byte(n) + 1, e = ts_node_end_byte(n) - 1;
-  char *out = b_alloc(b, (size_t)(e - s) + 1);
-  if (!out) return "";
-  size_t k = 0;
-  for (uint32_t i = s; i < e; i++) {
-    char c = b->text[i];
-    if (c == '\\' && i + 1 < e) {
-      char d = b->text[++i];
-      out[k++] = d == 'n' ? '\n' : d == 't' ? '\t' : d;
-    } else {
-      out[k++] = c;
-    }
+  uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+  const char *out = sketch_unquote(&b->s->arena, b->text + s, e - s);
+  if (!out) {
+    if (!b->err) b->err = -ENOMEM;
+    return "";
   }
-  out[k] = '\0';
   return out;
 }
 
@@ -332,26 +326,6 @@ static void conv_items(sketch_builder *b, akg_sketch_expr *e, TSNode n) {
   }
 }
 
-static int64_t parse_int(const char *s, bool *overflow) {
-  int base = 10;
-  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
-    s += 2;
-  }
-  uint64_t v = 0;
-  *overflow = false;
-  for (; *s; s++) {
-    if (*s == '_') continue;
-    int d = (*s >= '0' && *s <= '9') ? *s - '0' : (*s >= 'a' && *s <= 'f') ? *s - 'a' + 10 : *s - 'A' + 10;
-    if (v > (uint64_t)(INT64_MAX - d) / (uint64_t)base) {
-      *overflow = true;
-      return 0;
-    }
-    v = v * (uint64_t)base + (uint64_t)d;
-  }
-  return (int64_t)v;
-}
-
 static akg_sketch_expr *conv_expr(sketch_builder *b, TSNode n) {
   if (b->err) return NULL;
   if (++b->depth > SKETCH_MAX_NESTING) {
@@ -370,19 +344,14 @@ static akg_sketch_expr *conv_expr(sketch_builder *b, TSNode n) {
     if (e) {
       bool overflow;
       e->text = b_text(b, n);
-      e->ival = parse_int(e->text, &overflow);
+      e->ival = sketch_parse_int(e->text, &overflow);
       if (overflow) b_error(b, e->span, "integer literal %s does not fit in 64 bits", e->text);
     }
   } else if (sym == sketch_syms[S_float]) {
     e = new_expr(b, AKG_SKETCH_EXPR_FLOAT, n);
     if (e) {
       e->text = b_text(b, n);
-      char buf[64];
-      size_t k = 0;
-      for (const char *p = e->text; *p && k + 1 < sizeof buf; p++)
-        if (*p != '_') buf[k++] = *p;
-      buf[k] = '\0';
-      e->fval = strtod(buf, NULL);
+      e->fval = sketch_parse_float(e->text);
     }
   } else if (sym == sketch_syms[S_string]) {
     e = new_expr(b, AKG_SKETCH_EXPR_STRING, n);
@@ -586,46 +555,6 @@ static void conv_decorator(sketch_builder *b, sketch_pending *p, TSNode n) {
 static void conv_block_into(sketch_builder *b, TSNode container, sketch_block *out, sketch_comments *tail,
                             sketch_pending *p, sketch_pending *outer);
 
-static void fill_alloc(sketch_builder *b, akg_sketch_stmt *st) {
-  akg_sketch_expr *call = st->value;
-  st->alloc_shape = call->n_items > 0 ? call->items[0] : akg_sketch_expr_kwarg(call, "shape") ? (akg_sketch_expr *)akg_sketch_expr_kwarg(call, "shape") : NULL;
-  const akg_sketch_expr *dt = akg_sketch_expr_kwarg(call, "dtype");
-  if (!dt && call->n_items > 1) dt = call->items[1];
-  if (dt && (dt->kind == AKG_SKETCH_EXPR_NAME || dt->kind == AKG_SKETCH_EXPR_STRING))
-    st->alloc_dtype = akg_dtype_from_name(dt->text);
-  const akg_sketch_expr *h = akg_sketch_expr_kwarg(call, "llm_hint");
-  if (!h) return;
-  if (h->kind == AKG_SKETCH_EXPR_STRING) {
-    st->alloc_hints = b_alloc(b, sizeof *st->alloc_hints);
-    st->alloc_hint_spans = b_alloc(b, sizeof *st->alloc_hint_spans);
-    if (b->err) return;
-    st->alloc_hints[0] = h->text;
-    st->alloc_hint_spans[0] = h->span;
-    st->n_alloc_hints = 1;
-  } else if (h->kind == AKG_SKETCH_EXPR_LIST && h->n_items) {
-    st->alloc_hints = b_alloc(b, h->n_items * sizeof *st->alloc_hints);
-    st->alloc_hint_spans = b_alloc(b, h->n_items * sizeof *st->alloc_hint_spans);
-    if (b->err) return;
-    for (size_t i = 0; i < h->n_items; i++) {
-      if (h->items[i]->kind != AKG_SKETCH_EXPR_STRING) continue; /* the checker reports it */
-      st->alloc_hint_spans[st->n_alloc_hints] = h->items[i]->span;
-      st->alloc_hints[st->n_alloc_hints++] = h->items[i]->text;
-    }
-  }
-}
-
-static void fill_range(akg_sketch_stmt *st) {
-  akg_sketch_expr *it = st->iter;
-  if (!it || it->kind != AKG_SKETCH_EXPR_CALL || strcmp(it->text, "range") != 0 || it->n_kw) return;
-  if (it->n_items == 1) {
-    st->stop = it->items[0];
-  } else if (it->n_items == 2 || it->n_items == 3) {
-    st->start = it->items[0];
-    st->stop = it->items[1];
-    st->step = it->n_items == 3 ? it->items[2] : NULL;
-  }
-}
-
 static akg_sketch_stmt *conv_statement(sketch_builder *b, TSNode n, sketch_pending *p) {
   akg_sketch_stmt *st = b_alloc(b, sizeof *st);
   if (!st) return NULL;
@@ -648,7 +577,7 @@ static akg_sketch_stmt *conv_statement(sketch_builder *b, TSNode n, sketch_pendi
     st->var = b_text(b, var);
     st->var_span = node_span(var);
     st->iter = conv_field(b, n, F_iterable);
-    fill_range(st);
+    sketch_fill_range(st);
     sketch_pending inner = SKETCH_PENDING_INIT;
     conv_block_into(b, n, &st->body[0], &st->tail, &inner, p);
     pending_free(&inner);
@@ -739,7 +668,7 @@ static akg_sketch_stmt *conv_statement(sketch_builder *b, TSNode n, sketch_pendi
     if (!b->err && st->value && st->value->kind == AKG_SKETCH_EXPR_CALL && strcmp(st->value->text, "alloc") == 0 &&
         st->n_targets == 1 && strcmp(st->op, "=") == 0) {
       st->kind = AKG_SKETCH_STMT_ALLOC;
-      fill_alloc(b, st);
+      if (sketch_fill_alloc(&b->s->arena, st) && !b->err) b->err = -ENOMEM;
     }
   } else if (sym == sketch_syms[S_expression_statement]) {
     st->kind = AKG_SKETCH_STMT_CALL;
@@ -1078,8 +1007,7 @@ static akg_sketch *conv_sketch(sketch_builder *b, TSNode n, sketch_comments *lea
 
 /* ---- entry points ---------------------------------------------------------------------- */
 
-int akg_sketch_parse_all(const char *text, size_t len, akg_sketch ***out, size_t *count,
-                         akg_sketch_diag_list *diags) {
+int sketch_parse_ts(const char *text, size_t len, akg_sketch ***out, size_t *count, akg_sketch_diag_list *diags) {
   *out = NULL;
   *count = 0;
   akg_sketch_span top = {0, 0, 0, 0};
@@ -1180,11 +1108,38 @@ int akg_sketch_parse_all(const char *text, size_t len, akg_sketch ***out, size_t
   return 0;
 }
 
+/* The fast path handles the well-formed sketches that tools and people
+ * usually write and yields exactly the IR the tree-sitter path would (see
+ * sketch_fast.c); whatever it declines, tree-sitter parses as before. */
+int akg_sketch_parse_all(const char *text, size_t len, akg_sketch ***out, size_t *count,
+                         akg_sketch_diag_list *diags) {
+  *out = NULL;
+  *count = 0;
+  akg_sketch *fast = NULL;
+  if (len <= AKG_SKETCH_MAX_TEXT && sketch_parse_fast(text, len, &fast) == 0) {
+    akg_sketch **list = malloc(sizeof *list);
+    if (!list) {
+      akg_sketch_free(fast);
+      return -ENOMEM;
+    }
+    list[0] = fast;
+    sketch_diag_sort(diags);
+    *out = list;
+    *count = 1;
+    return 0;
+  }
+  return sketch_parse_ts(text, len, out, count, diags);
+}
+
 int akg_sketch_parse(const char *text, size_t len, akg_sketch **out, akg_sketch_diag_list *diags) {
   akg_sketch **list;
   size_t n;
   *out = NULL;
-  int rc = akg_sketch_parse_all(text, len, &list, &n, diags);
+  if (len <= AKG_SKETCH_MAX_TEXT && sketch_parse_fast(text, len, out) == 0) {
+    sketch_diag_sort(diags);
+    return 0;
+  }
+  int rc = sketch_parse_ts(text, len, &list, &n, diags);
   if (rc) return rc;
   *out = list[0];
   for (size_t i = 1; i < n; i++) akg_sketch_free(list[i]);

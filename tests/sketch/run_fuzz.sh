@@ -19,7 +19,7 @@ for f in "$root"/sketch-grammar/test/corpus/*.txt; do
   i=$((i + 1))
 done
 clang -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I"$root/engine/include" -I"$root/sketch-grammar/src" \
+  -I"$root/engine/include" -I"$root/engine/sketch" -I"$root/sketch-grammar/src" \
   "$root"/tests/sketch/fuzz_sketch.c "$root"/engine/sketch/*.c \
   "$root"/sketch-grammar/src/parser.c "$root"/sketch-grammar/src/scanner.c \
   $(pkg-config --cflags --libs tree-sitter) -o "$out/fuzz_sketch"

@@ -4,20 +4,11 @@
  */
 #include "akg/sketch.h"
 #include "corpus_read.h"
+#include "expect.h"
 #include "invalid_cases.h"
 
 #include <errno.h>
 
-static int failures;
-#define EXPECT(cond, ...)                                                                                              \
-  do {                                                                                                                 \
-    if (!(cond)) {                                                                                                     \
-      failures++;                                                                                                      \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                             \
-      fprintf(stderr, __VA_ARGS__);                                                                                    \
-      fprintf(stderr, "\n");                                                                                           \
-    }                                                                                                                  \
-  } while (0)
 
 static const char *root;
 
