@@ -23,8 +23,9 @@ def load(path: str) -> Dict[str, Any]:
 
 
 def label(record: Dict[str, Any]) -> str:
+    """"torch 1.13", "torch 2.15": the major and minor version of the run's PyTorch."""
     torch = str(record.get("environment", {}).get("torch", "?")).split("+")[0]
-    return f"torch {torch}"
+    return "torch " + ".".join(torch.split(".")[:2])
 
 
 def pct(v: Optional[float]) -> str:
@@ -56,7 +57,7 @@ def families(records: List[Dict[str, Any]]) -> None:
     cols = []
     for r in records:
         for which in baselines(r):
-            name = label(r) + (" torch.compile" if which == "compiled" else " eager")
+            name = label(r) + (" compile" if which == "compiled" else " eager")
             cols.append((r, which))
             head += [f"fast_1 ({name})", f"geomean ({name})"]
     print("| " + " | ".join(head) + " |")
@@ -80,7 +81,7 @@ def ops(records: List[Dict[str, Any]]) -> None:
     for r in records:
         head += [f"{label(r)} ms", "akg ms", "speedup"]
         if r.get("compiled"):
-            head += ["torch.compile ms", "vs compile"]
+            head += ["compile ms", "vs compile"]
     print("| " + " | ".join(head) + " |")
     print("| --- | --- | " + " | ".join("---:" for _ in head[2:]) + " |")
     index = [{(o["family"], o["name"]): o for o in r["ops"]} for r in records]

@@ -51,6 +51,7 @@ typedef struct {
     double ref_ms, kernel_ms, speedup, elapsed_s; /* NAN when absent */
     double compiled_ms, speedup_compiled, compile_s; /* --compiled: torch.compile; NAN when absent */
     char *compiled_error;                            /* --compiled: why the reference did not compile */
+    char *compiled_isa; /* --compiled: the SIMD set inductor generated code for ("none": scalar) */
     akg_job *job;                                 /* while running */
     double started_ms;
     void *ctx; /* the bench_ctx, for job callbacks */
@@ -365,6 +366,7 @@ static void free_suite(bench_ctx *c)
         free(op->run_dir);
         free(op->env_note);
         free(op->compiled_error);
+        free(op->compiled_isa);
     }
     free(c->ops);
     for (size_t i = 0; i < c->nskips; i++) {
@@ -668,8 +670,20 @@ static void print_report(const bench_ctx *c, FILE *f)
         fmt_pct(f1, sizeof f1, ratio(ct.fast1, ct.ops));
         fmt_pct(f15, sizeof f15, ratio(ct.fast15, ct.ops));
         fmt_x(g, sizeof g, geomean(&ct));
-        fprintf(f, "against torch.compile: fast_1 %s (%zu), fast_1.5 %s (%zu), geomean speedup %s over %zu\n",
-                f1, ct.fast1, f15, ct.fast15, g, ct.timed);
+        const char *isa = NULL;
+        size_t scalar = 0;
+        for (size_t i = 0; i < c->nops; i++) {
+            const char *s = c->ops[i].compiled_isa;
+            if (s && !isa)
+                isa = s;
+            scalar += s && !strcmp(s, "none");
+        }
+        fprintf(f, "against torch.compile (inductor's SIMD: %s): fast_1 %s (%zu), fast_1.5 %s (%zu), "
+                   "geomean speedup %s over %zu\n",
+                isa ? isa : "?", f1, ct.fast1, f15, ct.fast15, g, ct.timed);
+        if (scalar)
+            fprintf(f, "warning: inductor wrote scalar code for %zu references (its SIMD probe failed): "
+                       "the torch.compile baseline is below its best there\n", scalar);
     }
     if (all.not_run)
         fprintf(f, "not run: %zu (interrupted)\n", all.not_run);
@@ -740,6 +754,7 @@ static cJSON *report_json(const bench_ctx *c, const char *started_at, double ela
             add_num_or_null(o, "speedup_compiled", speedups ? op->speedup_compiled : NAN);
             add_num_or_null(o, "compile_s", op->compile_s);
             add_str_or_null(o, "compiled_error", op->compiled_error);
+            add_str_or_null(o, "compiled_isa", op->compiled_isa);
         }
         add_str_or_null(o, "run_dir", op->run_dir);
         add_num_or_null(o, "elapsed_s", op->elapsed_s);
@@ -855,6 +870,8 @@ static void record_done(bench_ctx *c, bench_op *op, const akg_event *ev)
     op->compile_s = jnum(perf, "compile_s");
     if (jstr(perf, "compiled_error"))
         set_str(&op->compiled_error, jstr(perf, "compiled_error"));
+    if (jstr(perf, "compiled_isa"))
+        set_str(&op->compiled_isa, jstr(perf, "compiled_isa"));
     set_str(&op->run_dir, jstr(cJSON_GetObjectItem(r, "paths"), "dir"));
     op->elapsed_s = (akg_now_ms() - op->started_ms) / 1000.0;
     if (ev->status == AKG_JOB_PASS && !isfinite(op->speedup) && !op->error_class) {

@@ -631,7 +631,7 @@ static cJSON *build_report(akg_job *j, akg_job_status status, const char *cls, c
                                      "ref_ms_p10", "ref_ms_p90", "kernel_ms_p10",
                                      "kernel_ms_p90", "case", "env", "compile_s",
                                      "compiled_ms", "compiled_ms_p10", "compiled_ms_p90",
-                                     "speedup_compiled", "compiled_error", NULL};
+                                     "speedup_compiled", "compiled_error", "compiled_isa", NULL};
         for (int i = 0; keys[i]; i++)
             copy_num(p, j->profile, keys[i]);
     }

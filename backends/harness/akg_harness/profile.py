@@ -14,6 +14,7 @@ kernel's untouched and says why in ``compiled_error``.
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -75,11 +76,28 @@ def _summary(prefix: str, times: List[float]) -> Dict[str, float]:
     }
 
 
+def compiled_vec_isa() -> Optional[str]:
+    """The SIMD instruction set inductor's C++ backend generates for ("avx2", "avx512", ...), or
+    "none" when its probe found none usable (it then writes scalar loops)."""
+    try:
+        from torch._inductor import cpu_vec_isa  # PyTorch 2.3 and later
+    except ImportError:
+        return None
+    try:
+        return str(cpu_vec_isa.pick_vec_isa()) or "none"
+    except Exception:  # noqa: BLE001 - a failing probe is reported as no vectorisation
+        return "none"
+
+
 def compile_reference(model: Any, path: str, args: List[Any]) -> Tuple[Optional[Any], float, Optional[str]]:
     """``torch.compile(model)`` compiled by one call on ``args``: (compiled or None, seconds, error)."""
     compile_fn = getattr(torch, "compile", None)
     if compile_fn is None:
         return None, 0.0, f"torch {torch.__version__} has no torch.compile (PyTorch 2 is needed)"
+    # Inductor picks its SIMD set by loading a probe library in a child Python that must resolve
+    # ATen's vector math (Sleef) from libtorch; PyPI's torch loads libtorch privately unless this
+    # is set, the probe then fails and every compiled kernel is scalar. The child inherits it.
+    os.environ.setdefault("TORCH_USE_RTLD_GLOBAL", "1")
     start = time.perf_counter()
     try:
         compiled = compile_fn(model)
@@ -148,6 +166,7 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict
     answer["speedup"] = answer["ref_ms"] / answer["kernel_ms"] if answer["kernel_ms"] > 0 else None
     if compiled_wanted:
         answer["compile_s"] = compile_s
+        answer["compiled_isa"] = compiled_vec_isa() if compiled is not None else None
         if compiled is not None:
             answer.update(_summary("compiled", compiled_times))
             answer["speedup_compiled"] = (answer["compiled_ms"] / answer["kernel_ms"]

@@ -60,6 +60,9 @@ class ProfileTest(unittest.TestCase):
             self.assertLessEqual(answer["compiled_ms_p10"], answer["compiled_ms"])
             self.assertLessEqual(answer["compiled_ms"], answer["compiled_ms_p90"])
             self.assertAlmostEqual(answer["speedup_compiled"], answer["compiled_ms"] / answer["kernel_ms"], places=9)
+            cpu_flags = open("/proc/cpuinfo", encoding="utf-8").read()
+            if " avx2 " in cpu_flags and " fma " in cpu_flags:
+                self.assertIn(answer["compiled_isa"], ("avx2", "avx512", "amx"), answer)
         else:
             self.assertIn("has no torch.compile", answer["compiled_error"])
             self.assertNotIn("compiled_ms", answer)
