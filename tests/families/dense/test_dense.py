@@ -59,6 +59,9 @@ class DenseFamiliesTest(unittest.TestCase):
     def test_conv3d_rows_in_place_and_packed(self) -> None:
         self.check("conv3d_rows", "conv", ["gemm(", "NR = tune("])
 
+    def test_bmm_whole_batch_items_per_thread(self) -> None:
+        self.check("bmm_batches", "matmul", ["gemm(", "for z in range(0, Z):"])
+
     def test_max_pool_ceil_dilated(self) -> None:
         self.check("maxpool", "pool", ["maximum(", "OWB = tune("])
 
