@@ -472,8 +472,9 @@ static void print_env(FILE *f, const cJSON *env)
             jstr(cpu, "expected_coretype") ? jstr(cpu, "expected_coretype") : "nothing");
     fprintf(f, "GEMM:        %.0f^3 fp32 torch.matmul %.1f GFLOP/s (median of %.0f, %.3f ms)\n",
             jnum(gemm, "n"), jnum(gemm, "gflops"), jnum(gemm, "runs"), jnum(gemm, "ms"));
-    fprintf(f, "settings:    OMP_WAIT_POLICY=%s, malloc %s%s\n",
+    fprintf(f, "settings:    OMP_WAIT_POLICY=%s, OPENBLAS_THREAD_TIMEOUT=%s, malloc %s%s\n",
             jstr(env, "omp_wait_policy") ? jstr(env, "omp_wait_policy") : "(unset)",
+            jstr(env, "openblas_thread_timeout") ? jstr(env, "openblas_thread_timeout") : "(unset)",
             jstr(malloc_rec, "policy") ? jstr(malloc_rec, "policy") : "?",
             cJSON_IsTrue(cJSON_GetObjectItem(malloc_rec, "applied")) ? " (applied)" : "");
 }

@@ -442,6 +442,11 @@ static char **build_env(akg_harness *pool, int slot)
     env[o++] = akg_strdup("PYTHONDONTWRITEBYTECODE=1");
     if (!getenv("OMP_WAIT_POLICY"))
         env[o++] = akg_strdup("OMP_WAIT_POLICY=passive");
+    /* OpenBLAS's own pthread pool ignores OMP_WAIT_POLICY: after each call its workers spin for
+     * 2^28 cycles by default, taking a core from the kernel timed next to it. 2^4 makes them sleep
+     * at once, the same courtesy both sides get. */
+    if (!getenv("OPENBLAS_THREAD_TIMEOUT"))
+        env[o++] = akg_strdup("OPENBLAS_THREAD_TIMEOUT=4");
     const char *core = akg_cpu_blas_coretype();
     if (core && !getenv("OPENBLAS_CORETYPE")) {
         snprintf(tmp, sizeof tmp, "OPENBLAS_CORETYPE=%s", core);

@@ -17,6 +17,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 os.environ.setdefault("OPENBLAS_CORETYPE", "Zen")
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # OpenBLAS workers sleep between calls
 
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402

@@ -44,6 +44,7 @@ class EnvRequestTest(unittest.TestCase):
         self.assertEqual(answer["openblas_coretype"], "Haswell")
         self.assertEqual(answer["omp_wait_policy"], "passive")
         self.assertEqual(answer["environment"]["OMP_NUM_THREADS"], "1")
+        self.assertEqual(answer["openblas_thread_timeout"], os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
         cpu = answer["cpu"]
         self.assertIn(cpu["expected_coretype"], ("SkylakeX", "Zen", "Haswell", None))
         blas = answer["blas"]

@@ -107,11 +107,15 @@ class BenchRunTest(BenchCase):
         self.assertGreater(env["gemm"]["gflops"], 0)
         self.assertEqual(env["gemm"]["n"], 1024)
         self.assertIn("policy", env["malloc"])
+        # The engine gives its workers the thread-pool settings unless the user chose their own.
+        self.assertEqual(env["omp_wait_policy"], os.environ.get("OMP_WAIT_POLICY", "passive"))
+        self.assertEqual(env["openblas_thread_timeout"], os.environ.get("OPENBLAS_THREAD_TIMEOUT", "4"))
         self.assertTrue(record["timings_comparable"])
 
         # The table: environment above it, one row per op, the totals line with the same numbers.
         self.assertTrue(p.stdout.startswith("environment: torch "), p.stdout)
         self.assertIn("GEMM:", p.stdout)
+        self.assertIn("OPENBLAS_THREAD_TIMEOUT=" + env["openblas_thread_timeout"], p.stdout)
         for family, name in EXPECTED_OPS:
             rows = [l for l in p.stdout.splitlines() if l.split()[:2] == [family, name]]
             self.assertEqual(len(rows), 1, p.stdout)
