@@ -177,7 +177,10 @@ static void layer_sketch(akg_buf *b, const conv_layer *c, int li, const char *sr
     if (c->direct) {
         akg_buf_appendf(b, "%sfor c in range(0, OC%d):\n", ind, li);
         akg_buf_appendf(b, "%s  b%d = alloc([1], llm_hint=[\"fastest\"])\n", ind, li);
-        akg_buf_appendf(b, "%s  load(%s[c:c+1] -> b%d)\n", ind, c->bias ? "bias" : "zero", li);
+        if (c->bias)
+            akg_buf_appendf(b, "%s  load(bias%d[c:c+1] -> b%d)\n", ind, li, li);
+        else
+            akg_buf_appendf(b, "%s  load(zero[c:c+1] -> b%d)\n", ind, li);
         /* loops over the leading output dims */
         char pre[64] = "";
         for (int i = 0; i < n - 1; i++) {
@@ -345,9 +348,7 @@ static char *conv_sketch(const char *name, const conv_layer *layers, int n_layer
                 akg_buf_appendf(&b, ", O%s%d", letters[c->dims - 1][i], li);
             akg_buf_puts(&b, "], llm_hint=[\"slow\", \"temp_workspace\"])\n");
         }
-        if (c->direct && !c->bias && li == 0)
-            akg_buf_puts(&b, "  zero = zeros([OC0])\n");
-        else if (c->direct && !c->bias)
+        if (c->direct && !c->bias)
             akg_buf_appendf(&b, "  zero = zeros([OC%d])\n", li);
         layer_sketch(&b, c, li, src, dst);
     }

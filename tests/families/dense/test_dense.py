@@ -49,6 +49,9 @@ class DenseFamiliesTest(unittest.TestCase):
     def test_depthwise_then_pointwise(self) -> None:
         self.check("depthwise", "conv", ["direct", "gemm("])
 
+    def test_depthwise_register_blocks_edges_and_strides(self) -> None:
+        self.check("depthwise_rows", "conv", ["direct"])
+
     def test_matmul_triangle_over_row_blocks(self) -> None:
         self.check("matmul_triu_blocks", "matmul", ["gemm(", "MC = tune("])
 
