@@ -45,6 +45,8 @@ def main() -> int:
         worker.stdin.write(json.dumps(req) + "\n")
         worker.stdin.flush()
         ans = json.loads(worker.stdout.readline())
+        while "event" in ans:  # progress lines come before the answer
+            ans = json.loads(worker.stdout.readline())
         if not ans.get("ok"):
             raise SystemExit(f"harness answered: {ans}")
         return ans

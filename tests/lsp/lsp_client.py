@@ -18,7 +18,7 @@ def server_path():
     path = os.environ.get("AKG_LSP")
     if not path:
         raise RuntimeError("set AKG_LSP to the akg-lsp binary")
-    return path
+    return os.path.abspath(path)  # the server may be started in another working directory
 
 
 def frame(payload: bytes) -> bytes:
