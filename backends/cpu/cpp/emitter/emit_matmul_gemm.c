@@ -19,6 +19,7 @@ const char akg_cpp_gemm_runtime[] =
     "\n"
     "typedef float akg_v8 __attribute__((vector_size(32)));\n"
     "typedef float akg_v8u __attribute__((vector_size(32), aligned(4)));\n"
+    "typedef int akg_v8i __attribute__((vector_size(32)));  // shuffle masks\n"
     "static_assert(AKG_NR % 8 == 0, \"NR must be a multiple of 8\");\n"
     "static_assert(AKG_MR >= 1 && AKG_MR <= 8, \"MR must be in 1..8\");\n"
     "#define AKG_NV (AKG_NR / 8)\n"
