@@ -41,10 +41,12 @@ static const char fast_math_prelude[] =
     "  return x != x ? x : res;\n"
     "}\n"
     "\n"
-    "// log(x) for positive normal x: x = m * 2^e with m in [sqrt(1/2), sqrt(2)).\n"
+    "// log(x): x = m * 2^e with m in [sqrt(1/2), sqrt(2)); denormals are scaled by 2^23 first,\n"
+    "// and 0, negatives, +inf and NaN give what std::log gives (selects, so it vectorises).\n"
     "static inline float akg_log(float x) {\n"
-    "  int32_t i = akg_to_bits(x);\n"
-    "  int32_t e = ((i >> 23) & 0xff) - 127;\n"
+    "  const bool sub = x < 1.17549435e-38f;\n"
+    "  int32_t i = akg_to_bits(sub ? x * 8388608.0f : x);\n"
+    "  int32_t e = ((i >> 23) & 0xff) - (sub ? 150 : 127);\n"
     "  float m = akg_from_bits((i & 0x007fffff) | 0x3f800000);\n"
     "  int big = m > 1.41421356237f;\n"
     "  m = big ? m * 0.5f : m;\n"
@@ -64,6 +66,9 @@ static const char fast_math_prelude[] =
     "  y = y - 2.12194440e-4f * fe;\n"
     "  y = y - 0.5f * z;\n"
     "  float res = f + y + 0.693359375f * fe;\n"
+    "  res = x == INFINITY ? x : res;\n"
+    "  res = x == 0.0f ? -INFINITY : res;\n"
+    "  res = x < 0.0f ? NAN : res;\n"
     "  return x != x ? x : res;\n"
     "}\n"
     "\n"
@@ -173,7 +178,7 @@ static const lowering lowerings[] = {
     {"softsign", "%0 / (1.0f + (%0 < 0.0f ? -%0 : %0))"},
     {"mish", "%0 * AKG_TANH(%0 > 20.0f ? %0 : AKG_LOG1P(AKG_EXP(%0)))"},
     {"exp", "AKG_EXP(%0)"},
-    {"log", "std::log(%0)"},
+    {"log", "AKG_LOG(%0)"},
     {"sqrt", "std::sqrt(%0)"},
     {"rsqrt", "1.0f / std::sqrt(%0)"},
     {"sin", "std::sin(%0)"},
