@@ -404,10 +404,12 @@ void akg_cpp_emit_gemm_runtime(akg_buf *b, const akg_gemm_blocking *blk)
     else
         akg_buf_puts(b, "#define AKG_SIMD\n");
     if (blk->parallel)
-        akg_buf_puts(b, "#define AKG_PARALLEL_REGION _Pragma(\"omp parallel\")\n"
+        /* regions never nest: inside one (a thread running whole items), the next runs on
+         * that thread alone, whatever the OpenMP nesting settings */
+        akg_buf_puts(b, "#define AKG_PARALLEL_REGION _Pragma(\"omp parallel if(!omp_in_parallel())\")\n"
                         "#define AKG_FOR_DYNAMIC _Pragma(\"omp for schedule(dynamic, 1)\")\n"
                         "#define AKG_FOR_INNER _Pragma(\"omp for schedule(static)\")\n"
-                        "#define AKG_FOR_STATIC _Pragma(\"omp parallel for schedule(static)\")\n"
+                        "#define AKG_FOR_STATIC _Pragma(\"omp parallel for schedule(static) if(!omp_in_parallel())\")\n"
                         "#define AKG_NUM_THREADS omp_get_max_threads()\n"
                         "#define AKG_TEAM_SIZE omp_get_num_threads()\n"
                         "#define AKG_BARRIER _Pragma(\"omp barrier\")\n"
