@@ -3,7 +3,8 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """Transposed 1D convolution followed by nothing: stride 3, padding 1, output padding 2."""
+    """Transposed 1D convolution: stride 3, padding 1, output padding 2, over one image and over
+    several (whole images per thread)."""
 
     def __init__(self):
         super().__init__()
@@ -19,3 +20,8 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_inputs_dyn_list():
+    # one image: the parallelism runs inside the item; five: whole items per thread
+    return [[torch.randn(1, 5, 40)], [torch.randn(5, 5, 7)]]
