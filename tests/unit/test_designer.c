@@ -136,6 +136,27 @@ int main(void)
             akg_buf_free(&e);
         }
         free(edited);
+
+        /* the designer stores plainly; a sketch that asks for streaming stores gets them */
+        CHECK(strstr(r.d->sketch_text, "nontemporal") == NULL);
+        char *store = strstr(r.d->sketch_text, "store(");
+        char *eol = store ? strchr(store, '\n') : NULL;
+        CHECK(eol != NULL && eol[-1] == ')');
+        if (eol && eol[-1] == ')') {
+            akg_buf e;
+            akg_buf_init(&e, 1 << 16);
+            akg_buf_append(&e, r.d->sketch_text, (size_t)(eol - 1 - r.d->sketch_text));
+            akg_buf_puts(&e, ", llm_hint=[\"nontemporal\"])");
+            akg_buf_puts(&e, eol);
+            sk = parse_checked(e.data);
+            CHECK(sk && akg_cpp_emit(r.d, sk, r.ref, 0, &k, err, sizeof err) == AKG_OK);
+            if (sk) {
+                CHECK_CONTAINS(k.kernel_source, "_mm256_stream_ps(");
+                akg_kernel_files_free(&k);
+            }
+            akg_sketch_free(sk);
+            akg_buf_free(&e);
+        }
     }
     release(&r);
 

@@ -1,7 +1,11 @@
 """The profile request: one timing protocol for every DSL (README.md, "profile").
 
-Reference and kernel run in this worker, interleaved call by call, on ROTATING_SETS different input
-sets so that neither side finds its inputs warm in cache from its own previous call. On CPU each
+Reference and kernel run in this worker, interleaved in blocks: ROTATING_SETS calls of one side
+(one per input set, so that no call finds its inputs warm from its own previous call), then of the
+next. The first call of a block is not timed: it absorbs what the other side left behind (dirty
+cache lines to write back, streaming stores still draining to memory, a thread pool to wake), so
+each side pays for its own traffic and not for the other's. Call-by-call interleaving charged a
+kernel's streamed writes to the reference timed after it. On CPU each
 call is timed with perf_counter_ns; on CUDA with a pair of device events after writing
 L2_FLUSH_BYTES to a scratch buffer. The kernel is not run under the verifier's guard here: profile
 assumes a kernel that passed verify, and the guard's Python hooks would bias small kernels.
@@ -155,11 +159,18 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict
     ref_times: List[float] = []
     compiled_times: List[float] = []
     kernel_times: List[float] = []
-    for i in range(runs):
-        ref_times.append(timer.time_ms(ref_call(i)))
+
+    def block(call: Callable[[int], Callable[[], Any]], times: List[float]) -> None:
+        timer.time_ms(call(0))  # settles the other side's aftermath; not counted
+        for i in range(1, ROTATING_SETS):
+            if len(times) < runs:
+                times.append(timer.time_ms(call(i)))
+
+    while len(kernel_times) < runs:
+        block(ref_call, ref_times)
         if compiled is not None:
-            compiled_times.append(timer.time_ms(compiled_call(i)))
-        kernel_times.append(timer.time_ms(kernel_call(i)))
+            block(compiled_call, compiled_times)
+        block(kernel_call, kernel_times)
     answer: Dict[str, Any] = {"ok": True}
     answer.update(_summary("ref", ref_times))
     answer.update(_summary("kernel", kernel_times))
