@@ -1575,18 +1575,14 @@ static void check_header(checker *c) {
     declare(c, k->name, E_CONST, k->span, &en);
     if (en) {
       type_set(c, en, &(vtype){.kind = T_SCALAR, .dtype = v && v->kind == AKG_SKETCH_EXPR_FLOAT ? AKG_DTYPE_F32 : AKG_DTYPE_I64});
+      /* the value: the chosen candidate of a tune() (none when tune() has no candidates, an
+       * error reported above), else the expression */
+      const akg_sketch_expr *chosen = v;
+      if (v && v->kind == AKG_SKETCH_EXPR_CALL && k->tunable)
+        chosen = k->choice < v->n_items ? v->items[k->choice] : NULL;
       int64_t x;
-      if (v && akg_sketch_expr_eval(s, v->kind == AKG_SKETCH_EXPR_CALL && k->tunable ? v->items[k->choice] : v, NULL, 0,
-                                    &x) == 0) {
-        en->has_value = true;
-        en->value = x;
-      } else if (!v) {
-        en->has_value = false;
-      } else {
-        en->has_value = false;
-        en->value = 0;
-      }
-      if (v) en->has_value = en->has_value || false;
+      en->has_value = chosen && akg_sketch_expr_eval(s, chosen, NULL, 0, &x) == 0;
+      en->value = en->has_value ? x : 0;
     }
   }
   for (size_t i = 0; i < s->n_params; i++) {

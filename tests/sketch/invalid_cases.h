@@ -54,6 +54,9 @@ static const invalid_case invalid_cases[] = {
     {"tune inside an expression", P "  constexpr: A = tune(1, 2) * 2;\n" END, 4, 18, 1,
      "tune() must be the whole value of a constexpr"},
     {"tune with a symbol", P "  constexpr: A = tune(N, 2);\n" END, 4, 23, 1, "tune() candidates must be literal numbers"},
+    /* found by the fuzzer: the checker read the chosen candidate of a tune() that had none */
+    {"tune with keywords only", P "  constexpr: A = tune(dtype=f32);\n" END, 4, 18, 1,
+     "tune() needs one or more candidate values"},
     {"nothing stored", "sketch k {\n  tensors: x[4]: f32;\n  t = alloc([4])\n  load(x[:] -> t)\n  u = exp(t)\n}\n", 1, 8, 1,
      "sketch 'k' never stores to a tensor"},
     {"loaded but never used", P "  t = alloc([4])\n  load(x[0:4] -> t)\n" END, 5, 3, 2, "tile 't' is loaded here but never used"},
