@@ -316,8 +316,15 @@ int akg_sketch_print(const akg_sketch *s, char **out_text) {
   sketch_buf b = {0};
   *out_text = NULL;
   put_comments(&b, &s->leading, 0);
-  sketch_buf_printf(&b, "sketch %s {\n", s->name);
-  put_comments(&b, &s->header, 1);
+  /* Without sections a header comment can only have come from the `sketch NAME {` line; on a
+   * line of its own it would read back as a comment of the body. */
+  bool sections = s->n_symbols || s->n_tensors || s->n_consts || s->n_params;
+  if (!sections && s->header.n == 1) {
+    sketch_buf_printf(&b, "sketch %s {  %s\n", s->name, s->header.lines[0]);
+  } else {
+    sketch_buf_printf(&b, "sketch %s {\n", s->name);
+    put_comments(&b, &s->header, 1);
+  }
   if (s->n_symbols) {
     sketch_buf_puts(&b, "  symbols: ");
     for (size_t i = 0; i < s->n_symbols; i++) sketch_buf_printf(&b, "%s%s", i ? ", " : "", s->symbols[i].name);
@@ -363,7 +370,7 @@ int akg_sketch_print(const akg_sketch *s, char **out_text) {
     }
     sketch_buf_puts(&b, ";\n");
   }
-  bool header = s->n_symbols || s->n_tensors || s->n_consts || s->n_params || s->header.n;
+  bool header = sections || s->header.n;
   if (header && (s->body.n || s->tail.n)) sketch_buf_puts(&b, "\n");
   for (size_t i = 0; i < s->body.n; i++) put_stmt(&b, s->body.items[i], 1, false, i == 0);
   put_comments(&b, &s->tail, 1);

@@ -311,6 +311,9 @@ static void test_comments_kept(void) {
                                         "      store(x -> x)\n"
                                         "}\n";
   round_trip("comment under a decorator", under_decorator);
+  /* found by the fuzzer: in a sketch without sections, the comment on the `sketch NAME {` line
+   * (a header comment) was printed on a line of its own, where it reads back as the body's */
+  round_trip("header comment without sections", "sketch s {   # head\n    # two\n\n    # three\n}\n");
   d = akg_sketch_diag_list_new();
   s = NULL;
   out = NULL;
