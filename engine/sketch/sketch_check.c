@@ -291,10 +291,16 @@ static lin lin_atom(const char *atom) {
   return l;
 }
 
+/* *acc += sign * v; false on overflow (the form is then unknown, never wrapped) */
+static bool lin_acc(int64_t *acc, int64_t sign, int64_t v) {
+  int64_t t;
+  return !__builtin_mul_overflow(sign, v, &t) && !__builtin_add_overflow(*acc, t, acc);
+}
+
 static lin lin_add(lin a, lin b, int64_t sign) {
   if (!a.ok || !b.ok) return (lin){.ok = false};
   lin r = a;
-  r.c = a.c + sign * b.c;
+  if (!lin_acc(&r.c, sign, b.c)) return (lin){.ok = false};
   for (int i = 0; i < b.n; i++) {
     int j;
     for (j = 0; j < r.n; j++)
@@ -305,7 +311,7 @@ static lin lin_add(lin a, lin b, int64_t sign) {
       r.t[r.n].k = 0;
       r.n++;
     }
-    r.t[j].k += sign * b.t[i].k;
+    if (!lin_acc(&r.t[j].k, sign, b.t[i].k)) return (lin){.ok = false};
   }
   int k = 0;
   for (int i = 0; i < r.n; i++)
@@ -316,8 +322,9 @@ static lin lin_add(lin a, lin b, int64_t sign) {
 
 static lin lin_scale(lin a, int64_t f) {
   if (!a.ok) return a;
-  a.c *= f;
-  for (int i = 0; i < a.n; i++) a.t[i].k *= f;
+  if (__builtin_mul_overflow(a.c, f, &a.c)) return (lin){.ok = false};
+  for (int i = 0; i < a.n; i++)
+    if (__builtin_mul_overflow(a.t[i].k, f, &a.t[i].k)) return (lin){.ok = false};
   int k = 0;
   for (int i = 0; i < a.n; i++)
     if (a.t[i].k != 0) a.t[k++] = a.t[i];
@@ -549,7 +556,7 @@ static vtype subscript_type(checker *c, const akg_sketch_expr *e, const vtype *b
       }
       lin ext = lin_add(hi, lo, -1);
       if (step > 1) {
-        ext = lin_is_const(&ext) ? lin_const((ext.c + step - 1) / step) : (lin){.ok = false};
+        ext = lin_is_const(&ext) ? lin_const(ext.c / step + (ext.c % step > 0)) : (lin){.ok = false};
       } else if (step == 0) {
         ext = (lin){.ok = false};
       }

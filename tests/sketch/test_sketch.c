@@ -314,6 +314,18 @@ static void test_comments_kept(void) {
   /* found by the fuzzer: in a sketch without sections, the comment on the `sketch NAME {` line
    * (a header comment) was printed on a line of its own, where it reads back as the body's */
   round_trip("header comment without sections", "sketch s {   # head\n    # two\n\n    # three\n}\n");
+
+  /* found by the fuzzer: the checker's linear forms of extents wrapped on overflow (undefined
+   * behaviour, caught by UBSan); an extent past 64 bits is now unknown */
+  static const char huge[] = "sketch k {\n  symbols: N;\n  tensors: x[N]: f32; y[N]: f32;\n"
+                             "  t = alloc([22222222222222*22222222222-222222221, 4])\n"
+                             "  u = alloc([N])\n  load(x[0:N] -> u)\n  store(u -> y[0:N])\n}\n";
+  d = akg_sketch_diag_list_new();
+  s = NULL;
+  rc = akg_sketch_parse(huge, strlen(huge), &s, d);
+  EXPECT(rc == 0 && akg_sketch_check(s, d) == 0, "an extent past 64 bits: parse and check");
+  akg_sketch_free(s);
+  akg_sketch_diag_list_free(d);
   d = akg_sketch_diag_list_new();
   s = NULL;
   out = NULL;
