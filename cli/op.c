@@ -42,7 +42,7 @@ static void op_usage(FILE *f)
             "  --workflow NAME        default | coder_only | kernelgen_only | verifier_only |\n"
             "                         design_only (default: the DSL config's default_workflow)\n"
             "  --kernel FILE          verifier_only: the model_new.py to verify and profile\n"
-            "  --provider NAME        builtin (default, offline) | openai\n"
+            "  --provider NAME        builtin (default, offline; the only one in this build)\n"
             "  --devices N            harness workers, one per device (default 1)\n"
             "  --threads N            CPU threads for kernel and baseline (default: all cores)\n"
             "  --verify-timeout S     seconds each harness request and build may take\n"
@@ -196,6 +196,12 @@ int cli_op(int argc, char **argv)
         op_usage(stdout);
         return 0;
     }
+    if (strcmp(provider, "builtin") != 0) {
+        fprintf(stderr,
+                "akg_cli op: unknown provider '%s'; the only provider in this build is builtin\n",
+                provider);
+        return 2;
+    }
     if (npos != 1) {
         fprintf(stderr, "akg_cli op: a REFERENCE.py is required (see akg_cli op --help)\n");
         return 2;
@@ -220,10 +226,6 @@ int cli_op(int argc, char **argv)
     if (strcmp(arch, "x86_64") != 0 && strcmp(arch, "aarch64") != 0) {
         fprintf(stderr, "akg_cli op: arch '%s' does not run the cpu backend (x86_64, aarch64)\n",
                 arch);
-        return 2;
-    }
-    if (strcmp(provider, "builtin") != 0 && strcmp(provider, "openai") != 0) {
-        fprintf(stderr, "akg_cli op: unknown provider '%s' (builtin or openai)\n", provider);
         return 2;
     }
     if (workflow && !strcmp(workflow, "verifier_only") && !kernel) {

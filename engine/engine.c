@@ -302,10 +302,10 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     if (opts->framework && strcmp(opts->framework, "torch") != 0)
         return akg_fail(err, errlen, AKG_EUNSUPPORTED,
                         "framework '%s' is not supported (only torch)", opts->framework);
-    if (opts->provider && strcmp(opts->provider, "builtin") != 0 &&
-        strcmp(opts->provider, "openai") != 0)
+    if (opts->provider && strcmp(opts->provider, "builtin") != 0)
         return akg_fail(err, errlen, AKG_EUNSUPPORTED,
-                        "unknown provider '%s' (builtin or openai)", opts->provider);
+                        "unknown provider '%s' (the only provider in this build is builtin)",
+                        opts->provider);
     struct stat st;
     if (stat(opts->reference_path, &st) != 0 || !S_ISREG(st.st_mode))
         return akg_fail(err, errlen, AKG_ENOTFOUND, "reference not found: %s",

@@ -13,6 +13,10 @@
 
 #define RPC_OUTPUT_CAP ((size_t)256 << 20)
 #define RPC_READ_CHUNK ((size_t)64 << 10)
+/* How long a closing transport waits for the peer to take queued output. A
+ * client that stopped reading (common once it has sent `exit`) must not keep
+ * the server alive. */
+#define RPC_CLOSE_FLUSH_MS 500
 
 static const char header_name[] = "content-length:";
 
@@ -295,6 +299,8 @@ struct akg_rpc_transport {
     size_t queued;
     int reading, eof_reported, closing, open_handles;
     uv_shutdown_t shutdown_req;
+    uv_timer_t flush_deadline; /* open only while a close waits for queued output */
+    int flush_deadline_open;
     void (*close_cb)(void *user);
     void *close_user;
     char read_buf[RPC_READ_CHUNK];
@@ -464,11 +470,32 @@ static void on_handle_closed(uv_handle_t *h)
         cb(user);
 }
 
+/* Ends the output side. Runs from the shutdown callback (queued output
+ * delivered, or cancelled because the handle is closing) and from the flush
+ * deadline, in either order; the second call finds nothing left to do. */
+static void close_output(akg_rpc_transport *t)
+{
+    if (t->flush_deadline_open) {
+        t->flush_deadline_open = 0;
+        uv_timer_stop(&t->flush_deadline);
+        uv_close((uv_handle_t *)&t->flush_deadline, on_handle_closed);
+    }
+    if (!uv_is_closing(&t->out.handle))
+        uv_close(&t->out.handle, on_handle_closed);
+}
+
 static void on_shutdown(uv_shutdown_t *req, int status)
 {
     (void)status;
-    akg_rpc_transport *t = req->data;
-    uv_close(&t->out.handle, on_handle_closed);
+    close_output(req->data);
+}
+
+static void on_flush_deadline(uv_timer_t *timer)
+{
+    akg_rpc_transport *t = timer->data;
+    akg_lsp_log_warn("the client did not read %zu bytes of output within %d ms; dropped",
+                     t->queued, RPC_CLOSE_FLUSH_MS);
+    close_output(t); /* cancels the pending writes and the shutdown */
 }
 
 void akg_rpc_transport_close(akg_rpc_transport *t, void (*close_cb)(void *user), void *user)
@@ -491,10 +518,19 @@ void akg_rpc_transport_close(akg_rpc_transport *t, void (*close_cb)(void *user),
         return;
     }
     uv_close(&t->in.handle, on_handle_closed);
-    if (handles == 2) {
-        /* Let queued responses reach the client before the pipe closes. */
-        t->shutdown_req.data = t;
-        if (uv_shutdown(&t->shutdown_req, &t->out.stream, on_shutdown) != 0)
-            uv_close(&t->out.handle, on_handle_closed);
+    if (handles < 2)
+        return;
+    /* Let queued responses reach the client before the pipe closes, but only
+     * for a while: what it has not taken by then is dropped. */
+    t->shutdown_req.data = t;
+    if (uv_shutdown(&t->shutdown_req, &t->out.stream, on_shutdown) != 0) {
+        close_output(t);
+        return;
+    }
+    if (t->queued > 0 && uv_timer_init(t->loop, &t->flush_deadline) == 0) {
+        t->flush_deadline.data = t;
+        t->flush_deadline_open = 1;
+        t->open_handles++;
+        uv_timer_start(&t->flush_deadline, on_flush_deadline, RPC_CLOSE_FLUSH_MS, 0);
     }
 }

@@ -76,8 +76,9 @@ typedef void (*akg_rpc_eof_cb)(void *user);
 /* Starts reading in_fd and writing out_fd on loop. Messages go to on_message;
  * framing errors to on_framing_error; on_eof runs once when the input ends or
  * fails. The caller owns the transport; close it with akg_rpc_transport_close,
- * which flushes queued writes first and calls close_cb when both handles are
- * closed (the transport's memory is freed just before). */
+ * which stops reading at once, gives queued writes up to half a second to
+ * reach a peer that has stopped reading (then drops them), and calls close_cb
+ * when every handle is closed (the transport's memory is freed just before). */
 int akg_rpc_transport_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_message,
                           akg_rpc_message_cb on_message, akg_rpc_framing_cb on_framing_error,
                           akg_rpc_eof_cb on_eof, void *user, akg_rpc_transport **out, char *err,

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "akg/akg.h"
@@ -96,6 +97,12 @@ int main(int argc, char **argv)
     akg_lsp_log_info("akg-lsp %s started (pid %d)", AKG_VERSION, (int)uv_os_getpid());
     uv_run(&loop, UV_RUN_DEFAULT);
     int code = akg_lsp_server_exit_code(server);
+    if (akg_lsp_server_exit_forced(server)) {
+        /* Handles still open use the server's memory: leave without them. */
+        akg_lsp_log_info("exit %d (forced)", code);
+        akg_lsp_log_close();
+        _exit(code);
+    }
     akg_lsp_server_free(server);
     int rc = uv_loop_close(&loop);
     if (rc != 0)

@@ -19,6 +19,11 @@
 
 #define SERVER_PUMP_BATCH 64
 #define SERVER_QUEUE_CAP 100000
+/* After `exit` (or the end of input) everything closes within milliseconds:
+ * the workers and job children are killed, queued output gets half a second.
+ * Past this, something unforeseen holds the loop and the process leaves
+ * without it rather than linger. */
+#define SERVER_EXIT_DEADLINE_MS 2000
 
 typedef enum { MSG_REQUEST, MSG_NOTIFICATION } msg_kind;
 
@@ -577,6 +582,17 @@ static void on_transport_closed(void *user)
     s->handles_open--;
 }
 
+static void on_exit_deadline(uv_timer_t *t)
+{
+    akg_lsp_server *s = t->data;
+    akg_lsp_log_error("still closing %d ms after the stop (%d server handle(s) open, engine %s); "
+                      "leaving without them",
+                      SERVER_EXIT_DEADLINE_MS, s->handles_open,
+                      s->engine_closing ? "closing" : "closed");
+    s->exit_forced = 1;
+    uv_stop(s->loop);
+}
+
 void akg_lsp_server_stop(akg_lsp_server *s)
 {
     if (s->state == AKG_LSP_EXITING)
@@ -600,6 +616,12 @@ void akg_lsp_server_stop(akg_lsp_server *s)
         akg_rpc_transport *t = s->rpc;
         s->rpc = NULL;
         akg_rpc_transport_close(t, on_transport_closed, s);
+    }
+    if (uv_timer_init(s->loop, &s->exit_deadline) == 0) {
+        s->exit_deadline.data = s;
+        s->exit_deadline_open = 1;
+        uv_timer_start(&s->exit_deadline, on_exit_deadline, SERVER_EXIT_DEADLINE_MS, 0);
+        uv_unref((uv_handle_t *)&s->exit_deadline);
     }
 }
 
@@ -638,6 +660,12 @@ void akg_lsp_server_free(akg_lsp_server *s)
 {
     if (!s)
         return;
+    if (s->exit_deadline_open) {
+        /* The last handle: its memory is ours, so wait for its close. */
+        s->exit_deadline_open = 0;
+        uv_close((uv_handle_t *)&s->exit_deadline, NULL);
+        uv_run(s->loop, UV_RUN_DEFAULT);
+    }
     while (s->queue_head) {
         akg_lsp_message *m = s->queue_head;
         s->queue_head = m->next;
@@ -664,4 +692,9 @@ void akg_lsp_server_free(akg_lsp_server *s)
 int akg_lsp_server_exit_code(const akg_lsp_server *s)
 {
     return s->exit_code;
+}
+
+int akg_lsp_server_exit_forced(const akg_lsp_server *s)
+{
+    return s->exit_forced;
 }

@@ -9,9 +9,15 @@
  * gives an error response.
  *
  * Lifetime: akg_lsp_server_new() returns a server the caller owns. It stops
- * itself on `exit` or end of input: it closes the engine, the watchers and
- * the transport, after which uv_run returns and akg_lsp_server_free() releases
- * the rest; akg_lsp_server_exit_code() is the process's exit status.
+ * itself on `exit` or end of input, whether or not the client keeps its end
+ * of the pipe open: it stops reading, cancels the jobs (their children are
+ * killed), closes the engine with its harness workers, the timers, the
+ * watchers and the transport, after which uv_run returns and
+ * akg_lsp_server_free() releases the rest; akg_lsp_server_exit_code() is the
+ * process's exit status. Should anything still hold the loop a few seconds
+ * after the stop, the server stops the loop itself and
+ * akg_lsp_server_exit_forced() says so: the process must then leave at once
+ * (_exit) without freeing what those handles still use.
  */
 #ifndef AKG_LSP_SERVER_H
 #define AKG_LSP_SERVER_H
@@ -92,6 +98,12 @@ struct akg_lsp_server {
     akg_lsp_watch *watch;
 
     int handles_open; /* pump + debounce + transport + watch */
+
+    /* Armed by akg_lsp_server_stop, unreferenced (it never keeps the loop
+     * alive); closed by akg_lsp_server_free. */
+    uv_timer_t exit_deadline;
+    int exit_deadline_open;
+    int exit_forced;
 };
 
 /* Creates a server reading in_fd and writing out_fd. The caller owns it. */
@@ -100,6 +112,9 @@ int akg_lsp_server_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_messag
 /* Releases what is left after uv_run has returned. */
 void akg_lsp_server_free(akg_lsp_server *s);
 int akg_lsp_server_exit_code(const akg_lsp_server *s);
+/* 1 when the stop did not finish in time and uv_run returned with handles
+ * still open; the caller must not free the server or close the loop. */
+int akg_lsp_server_exit_forced(const akg_lsp_server *s);
 
 /* Outgoing messages. params is taken (deleted by the call). */
 void akg_lsp_notify(akg_lsp_server *s, const char *method, cJSON *params);
@@ -121,7 +136,9 @@ akg_engine *akg_lsp_engine(akg_lsp_server *s, char *err, size_t errlen);
  * from jobs since the server started). */
 akg_store *akg_lsp_store(akg_lsp_server *s);
 
-/* Stops the server: cancels jobs, closes the engine, watches and transport. */
+/* Stops the server: stops reading, cancels jobs (killing their children),
+ * closes the engine, timers, watches and transport, and arms the deadline
+ * after which the loop is stopped regardless. Safe to call more than once. */
 void akg_lsp_server_stop(akg_lsp_server *s);
 /* Applies a $/setTrace value ("off", "messages", "verbose") to the logs. */
 void akg_lsp_apply_trace(const char *value);

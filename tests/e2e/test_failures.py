@@ -41,6 +41,19 @@ class UsageTest(CliTest):
         self.assertEqual(p.returncode, 2)
         self.assertIn("--kernel", p.stderr)
 
+    def test_only_the_builtin_provider(self):
+        # Refused while the flags are read: before the reference is looked at
+        # (this one does not exist) and before any engine or worker starts.
+        for name in ("openai", "nonesuch"):
+            p = self.akg("op", "--provider", name, os.path.join(self.dir, "nope.py"))
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+            self.assertIn("unknown provider '%s'" % name, p.stderr)
+            self.assertIn("the only provider in this build is builtin", p.stderr)
+        p = self.akg("op", "--help")
+        self.assertIn("--provider", p.stdout)
+        self.assertNotIn("openai", p.stdout.lower())
+
 
 class ReferenceFailureTest(CliTest):
     def test_reference_raises(self):
@@ -76,7 +89,8 @@ class ReferenceFailureTest(CliTest):
         self.assertEqual(p.returncode, 1)
         self.assertEqual(r["error"]["class"], "unsupported")
         self.assertIn("torch.fft.fft", r["error"]["detail"])
-        self.assertIn("--provider openai", r["error"]["detail"])
+        self.assertIn("--workflow verifier_only", r["error"]["detail"])
+        self.assertNotIn("openai", r["error"]["detail"].lower())
         self.assertNotIn("kernel", r["paths"])  # nothing unverified is produced
 
 

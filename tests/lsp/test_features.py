@@ -184,6 +184,15 @@ class Documents(FeatureCase):
         self.assertNotIn("akg: Generate kernel (cuda/triton)", titles)
         self.assertEqual(len(self.lenses(c, uri)), 1)
 
+    def test_settings_unknown_provider_refused(self):
+        c = self.start(options={"targets": ["cpu/cpp"], "provider": "openai"})
+        uri = path_uri(self.copy_ref("relu.py"))
+        r = c.request("workspace/executeCommand", {
+            "command": "akg.generate", "arguments": [{"uri": uri, "backend": "cpu", "dsl": "cpp"}]})
+        self.assertEqual(r["error"]["code"], -32803, r)
+        self.assertIn("unknown provider 'openai'", r["error"]["message"])
+        self.assertIn("the only provider in this build is builtin", r["error"]["message"])
+
     def test_settings_from_workspace_configuration(self):
         c = self.start(settings={"targets": ["cpu/cpp", "cuda/cuda_c"]})
         uri = c.open(self.copy_ref("relu.py"))

@@ -5,6 +5,7 @@ on the interpreter in AKG_PYTHON)."""
 
 import os
 import shutil
+import sqlite3
 import sys
 import tempfile
 import time
@@ -277,6 +278,51 @@ class Cancel(JobCase):
         r = self.run_command("akg.cancel", {"jobId": result["jobId"]})
         self.assertEqual(r, {"cancelled": 1})
         self.assertEqual(self.finished(result["jobId"], timeout=5)["status"], "cancelled")
+
+
+class ExitWhileRunning(JobCase):
+    """`exit` with a job in flight and the client's end of stdin still open:
+    the process leaves at once, the job is cancelled, its harness worker and
+    everything below it are gone, and the store has the run as cancelled."""
+
+    def start_hanging_job(self):
+        path = self.copy_ref("hangs_in_forward.py")
+        result = self.run_command("akg.generate", {"uri": path_uri(path), "backend": "cpu",
+                                                   "dsl": "cpp"})
+        self.c.notification("$/progress", lambda p: "probe" in p["value"].get("message", ""),
+                            JOB_TIMEOUT)
+        wait_worker_hung(self.c.proc.pid)
+        below = descendants(self.c.proc.pid)
+        self.assertTrue(below, "the probe runs in a child process")
+        return result["jobId"], below
+
+    def exit_and_check(self, job_id, below, want_code):
+        t0 = time.monotonic()
+        self.c.notify("exit")
+        self.assertEqual(self.c.wait_exit(timeout=10), want_code)
+        self.assertLess(time.monotonic() - t0, 2.0)
+        self.assertFalse(self.c.proc.stdin.closed)
+        deadline = time.monotonic() + 1.0
+        while [p for p in below if alive(p)] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual([p for p in below if alive(p)], [])
+        db = sqlite3.connect(os.path.join(self.tmp.name, "store.db"))
+        try:
+            status = db.execute("SELECT status FROM runs WHERE id = ?", (job_id,)).fetchone()
+        finally:
+            db.close()
+        self.assertEqual(status, ("cancelled",))
+
+    def test_shutdown_then_exit(self):
+        job_id, below = self.start_hanging_job()
+        self.assertIsNone(self.c.request("shutdown", timeout=5)["result"])
+        # shutdown cancels the job, and the client still hears how it ended.
+        self.assertEqual(self.finished(job_id, timeout=5)["status"], "cancelled")
+        self.exit_and_check(job_id, below, 0)
+
+    def test_exit_without_shutdown(self):
+        job_id, below = self.start_hanging_job()
+        self.exit_and_check(job_id, below, 1)
 
 
 class Hang(JobCase):

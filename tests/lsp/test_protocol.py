@@ -4,13 +4,17 @@ and stay alive."""
 
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lsp_client import Client, encode, frame, path_uri  # noqa: E402
+from lsp_client import Client, encode, frame, path_uri, server_path  # noqa: E402
+
+# `exit` ends the process at once; the tests allow for a loaded machine.
+EXIT_WITHIN_S = 2.0
 
 
 class ServerCase(unittest.TestCase):
@@ -98,6 +102,70 @@ class Lifecycle(ServerCase):
         self.assertIn("--log", out.stdout)
         out = subprocess.run([server_path(), "--bogus"], capture_output=True, text=True)
         self.assertEqual(out.returncode, 2)
+
+
+class ExitWithInputOpen(ServerCase):
+    """The client keeps its end of the server's stdin open after `exit` (it
+    never closes it in these tests): the server must not wait for the end of
+    its input, nor for anything else, before it leaves."""
+
+    def exit_now(self):
+        t0 = time.monotonic()
+        self.client.notify("exit")
+        code = self.client.wait_exit(timeout=10)
+        self.assertLess(time.monotonic() - t0, EXIT_WITHIN_S)
+        self.assertFalse(self.client.proc.stdin.closed)
+        self.assertTrue(self.client.eof.is_set(), "the server closed its output")
+        return code
+
+    def test_shutdown_then_exit_is_0(self):
+        self.init()
+        self.assertIsNone(self.client.request("shutdown")["result"])
+        self.assertEqual(self.exit_now(), 0)
+
+    def test_exit_without_shutdown_is_1(self):
+        self.init()
+        self.assertEqual(self.exit_now(), 1)
+
+    def test_exit_before_initialize_is_1(self):
+        self.assertEqual(self.exit_now(), 1)
+
+    def test_exit_with_a_document_open_and_a_reparse_pending(self):
+        self.init()
+        uri = self.client.open(os.path.join(self.tmp.name, "ref.py"), text="import torch\n")
+        # The edit arms the debounced re-parse timer; exit comes before it fires.
+        self.client.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"text": "import torch\nx = 1\n"}]})
+        self.assertIn("result", self.client.request("shutdown"))
+        self.assertEqual(self.exit_now(), 0)
+
+    def test_client_that_stopped_reading(self):
+        # More answers than a pipe holds, none of them read, then shutdown and
+        # exit: what the client never takes is dropped instead of keeping the
+        # server alive (it gets half a second to drain).
+        env = dict(os.environ, **self.env)
+        proc = subprocess.Popen([server_path()], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=env)
+        try:
+            data = encode({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                           "params": {"processId": None, "capabilities": {}}})
+            data += encode({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+            for i in range(3000):
+                data += encode({"jsonrpc": "2.0", "id": i + 1, "method": "akg/unknown"})
+            data += encode({"jsonrpc": "2.0", "id": 5000, "method": "shutdown"})
+            data += encode({"jsonrpc": "2.0", "method": "exit"})
+            proc.stdin.write(data)
+            proc.stdin.flush()
+            t0 = time.monotonic()
+            self.assertEqual(proc.wait(timeout=10), 0)
+            self.assertLess(time.monotonic() - t0, EXIT_WITHIN_S + 1.0)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdin.close()
+            proc.stdout.close()
 
 
 class BadInput(ServerCase):

@@ -62,7 +62,7 @@ typedef struct {
     const char *workflow;       /* "default", "coder_only", "kernelgen_only", "verifier_only",
                                    "design_only"; NULL: config's default_workflow */
     const char *kernel_path;    /* verifier_only: the model_new.py to check */
-    const char *provider;       /* "builtin" (default) or "openai" */
+    const char *provider;       /* "builtin" (the default and only one in this build) */
     const char *output_dir;     /* run folder; NULL: <log_dir>/<op>_<timestamp> */
     double verify_timeout_s;    /* 0: config's verify_timeout */
     int max_step;               /* 0: config's max_step */

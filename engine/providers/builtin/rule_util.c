@@ -229,8 +229,8 @@ int akg_rule_unsupported(const akg_reference *ref, akg_range r, akg_range *where
     if (where)
         *where = r;
     return akg_fail(err, errlen, AKG_EUNSUPPORTED,
-                    "%s:%u: %s; the built-in provider has no rule for it (try --provider openai "
-                    "with an LLM endpoint)",
+                    "%s:%u: %s; the built-in provider has no rule for it (write model_new.py by "
+                    "hand and check it with --workflow verifier_only)",
                     ref->path ? ref->path : "reference", r.start_row + 1, what);
 }
 

@@ -55,7 +55,8 @@ const akg_expr *akg_rule_returned_expr(const akg_reference *ref);
 const akg_expr *akg_rule_follow(const akg_reference *ref, const akg_expr *e);
 
 /* Fills err with "<path>:<line>: <what>; the built-in provider has no rule
- * for it (try --provider openai ...)", sets *where, returns AKG_EUNSUPPORTED. */
+ * for it (write model_new.py by hand ...)", sets *where, returns
+ * AKG_EUNSUPPORTED. */
 int akg_rule_unsupported(const akg_reference *ref, akg_range r, akg_range *where, char *err,
                          size_t errlen, const char *what);
 

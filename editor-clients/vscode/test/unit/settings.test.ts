@@ -28,12 +28,12 @@ test('readSettings applies defaults and drops values of the wrong type', () => {
   assert.equal(d.trace, 'off');
   assert.equal(d.serverPath, '');
   const s = readSettings(objectGetter({
-    targets: ['cuda/triton/a100'], provider: ' openai ', devices: 2, maxJobs: -1, serverPath: '~/bin/akg-lsp',
+    targets: ['cuda/triton/a100'], provider: ' builtin ', devices: 2, maxJobs: -1, serverPath: '~/bin/akg-lsp',
     serverArgs: ['--log', '/tmp/x', 3], python: '/usr/bin/python3', storePath: '', autoProbe: 'yes',
     trace: { server: 'verbose' },
   }));
   assert.deepEqual(s.targets, [{ backend: 'cuda', dsl: 'triton', arch: 'a100' }]);
-  assert.equal(s.provider, 'openai');
+  assert.equal(s.provider, 'builtin', 'surrounding spaces are trimmed');
   assert.equal(s.devices, 2);
   assert.equal(s.maxJobs, 0, 'a negative count falls back to the default');
   assert.deepEqual(s.serverArgs, ['--log', '/tmp/x']);
