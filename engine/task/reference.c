@@ -8,6 +8,12 @@
  * builders. The canonical op of a call is the last attribute of its callee
  * (torch.softmax, F.softmax, x.softmax and nn.Softmax all give "softmax"),
  * which is what the Designer's rules match on.
+ *
+ * What KernelBench form needs is written once, in akg_reference_form_gap: an
+ * operator suite (engine/bench/) tells references from helper modules with it,
+ * and akg_reference_check_form, which a job's parse stage and the language
+ * server's diagnostics call, adds what makes a declared reference broken (a
+ * syntax error, no forward()).
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -639,24 +645,28 @@ akg_reference *akg_reference_parse(const char *source, size_t len, const char *p
     return ref;
 }
 
+const char *akg_reference_form_gap(const akg_reference *ref)
+{
+    if (!ref->has_model)
+        return "no class Model(nn.Module)";
+    if (!ref->has_get_inputs)
+        return "no module-level get_inputs()";
+    if (!ref->has_get_init_inputs)
+        return "no module-level get_init_inputs()";
+    return NULL;
+}
+
 int akg_reference_check_form(const akg_reference *ref, char *err, size_t errlen)
 {
     const char *where = ref->path ? ref->path : "reference";
     if (ref->syntax_errors)
         return akg_fail(err, errlen, AKG_EPARSE, "%s:%u:%u: syntax error", where,
                         ref->first_error.start_row + 1, ref->first_error.start_col + 1);
-    if (!ref->has_model)
-        return akg_fail(err, errlen, AKG_EPARSE,
-                        "%s: not in KernelBench form: no class Model(nn.Module)", where);
-    if (!ref->has_forward)
-        return akg_fail(err, errlen, AKG_EPARSE,
-                        "%s: not in KernelBench form: class Model has no forward()", where);
-    if (!ref->has_get_inputs)
-        return akg_fail(err, errlen, AKG_EPARSE,
-                        "%s: not in KernelBench form: no module-level get_inputs()", where);
-    if (!ref->has_get_init_inputs)
-        return akg_fail(err, errlen, AKG_EPARSE,
-                        "%s: not in KernelBench form: no module-level get_init_inputs()", where);
+    const char *gap = akg_reference_form_gap(ref);
+    if (ref->has_model && !ref->has_forward)
+        gap = "class Model has no forward()";
+    if (gap)
+        return akg_fail(err, errlen, AKG_EPARSE, "%s: not in KernelBench form: %s", where, gap);
     return AKG_OK;
 }
 

@@ -123,6 +123,42 @@ int main(void)
     CHECK(r && r->first_error.start_row + 1 == 14);
     akg_reference_free(r);
 
+    /* akg_reference_form_gap: a file that declares the form is a reference even when it is
+     * broken (a syntax error, no forward()); one that does not is told apart, in words */
+    r = load("syntax_error.py");
+    CHECK(r && akg_reference_form_gap(r) == NULL);
+    akg_reference_free(r);
+    r = load("no_model_class.py");
+    CHECK(r && r->syntax_errors == 0);
+    CHECK_STR(r ? akg_reference_form_gap(r) : NULL, "no class Model(nn.Module)");
+    akg_reference_free(r);
+    r = load("no_get_inputs.py");
+    CHECK_STR(r ? akg_reference_form_gap(r) : NULL, "no module-level get_inputs()");
+    akg_reference_free(r);
+    r = load("relu.py");
+    CHECK(r && akg_reference_form_gap(r) == NULL);
+    akg_reference_free(r);
+    {
+        const char *no_forward = "import torch.nn as nn\nclass Model(nn.Module):\n"
+                                 "    def __init__(self):\n        super().__init__()\n"
+                                 "def get_inputs():\n    return []\n"
+                                 "def get_init_inputs():\n    return []\n";
+        r = akg_reference_parse(no_forward, strlen(no_forward), "nf.py");
+        CHECK(r && akg_reference_form_gap(r) == NULL);
+        CHECK(r && akg_reference_check_form(r, err, sizeof err) == AKG_EPARSE);
+        CHECK_CONTAINS(err, "nf.py: not in KernelBench form: class Model has no forward()");
+        akg_reference_free(r);
+        const char *no_init_inputs = "import torch.nn as nn\nclass Model(nn.Module):\n"
+                                     "    def forward(self, x):\n        return x\n"
+                                     "def get_inputs():\n    return []\n";
+        r = akg_reference_parse(no_init_inputs, strlen(no_init_inputs), NULL);
+        CHECK_STR(r ? akg_reference_form_gap(r) : NULL, "no module-level get_init_inputs()");
+        CHECK(r && akg_reference_check_form(r, err, sizeof err) == AKG_EPARSE);
+        CHECK_CONTAINS(err,
+                       "reference: not in KernelBench form: no module-level get_init_inputs()");
+        akg_reference_free(r);
+    }
+
     /* text that is no Python at all still gives a reference, with errors */
     r = akg_reference_parse("class (((", 9, NULL);
     CHECK(r && r->syntax_errors && !r->has_model);

@@ -127,6 +127,14 @@ void akg_reference_free(akg_reference *ref);
  * a message that says what is missing ("no class Model(nn.Module)", ...). */
 int akg_reference_check_form(const akg_reference *ref, char *err, size_t errlen);
 
+/* What keeps a file from declaring a KernelBench reference at all, as a phrase
+ * for a person ("no class Model(nn.Module)", "no module-level get_inputs()",
+ * "no module-level get_init_inputs()"; static strings), or NULL when it
+ * declares all three. Unlike akg_reference_check_form it ignores syntax errors
+ * and a missing forward(): those make a broken reference, not a file of another
+ * kind. Operator suites use it to tell references from helper modules. */
+const char *akg_reference_form_gap(const akg_reference *ref);
+
 /* A cJSON object describing the parse (for tests, the LSP and the store); the
  * caller deletes it. */
 cJSON *akg_reference_to_json(const akg_reference *ref);

@@ -1,10 +1,14 @@
 """akg_cli bench end to end: a three-operator suite (two the built-in provider covers, one it does
-not) plus a helper file that is not a reference. Checks the table, the JSON record, the failure
-listed apart, the totals' arithmetic and the refusal of a baseline below its best."""
+not) plus a helper file that is not a reference. Checks the table, the JSON record (and that
+bench/summary.py reads it next to a recorded run), the failure listed apart, the totals'
+arithmetic, the refusal of a baseline below its best, and Ctrl-C cancelling the running job.
+The run itself is the engine's suite module (akg/suite.h); its pure rules have unit tests in
+tests/unit/test_suite.c."""
 
 import json
 import math
 import os
+import signal
 import subprocess
 import tempfile
 import unittest
@@ -122,6 +126,21 @@ class BenchRunTest(BenchCase):
         self.assertIn(f"geomean speedup {geomean:.2f}x over 2 passing", p.stdout)
         self.assertIn("3 ops, 2 pass (66.7%)", p.stdout)
 
+        # The record keeps the format of the recorded runs: every key they have, and the
+        # scripts that read them read it, next to an old record.
+        with open(os.path.join(SOURCE, "bench", "results-cpu-torch1.13.json")) as f:
+            old = json.load(f)
+        self.assertLessEqual(set(old) - {"totals_compiled", "per_family_compiled"}, set(record))
+        self.assertLessEqual(set(old["ops"][0]), set(ops[0]))
+        self.assertLessEqual(set(old["totals"]), set(totals))
+        self.assertLessEqual(set(old["failures"][0] if old["failures"] else {}), set(record["failures"][0]))
+        for table in ("families", "ops"):
+            s = subprocess.run([PYTHON, os.path.join(SOURCE, "bench", "summary.py"), table, out,
+                                os.path.join(SOURCE, "bench", "results-cpu-torch1.13.json")],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(s.returncode, 0, s.stdout + s.stderr)
+            self.assertIn("| activation |", s.stdout)
+
     def test_filter_selects_by_path(self):
         out = os.path.join(self.dir, "bench.json")
         p = self.bench("--suite", SUITE, "--filter", "misc/", "--output", out, "--quiet")
@@ -153,6 +172,38 @@ class BenchRefusalTest(BenchCase):
         self.assertEqual({o["status"] for o in record["ops"]}, {"not_run"})
         self.assertIsNone(record["totals"]["geomean_speedup"])
         self.assertIsNone(record["totals"]["fast_1"])
+
+
+class BenchCancelTest(BenchCase):
+    def test_interrupt_cancels_the_running_job(self):
+        # Ctrl-C while the first operator runs: its job is cancelled, the rest are not run, the
+        # table and the record still come, and the exit status is 130.
+        out = os.path.join(self.dir, "bench.json")
+        proc = subprocess.Popen([CLI, "bench", "--suite", SUITE, "--output", out], cwd=self.dir,
+                                env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        try:
+            seen = []
+            for line in proc.stderr:
+                seen.append(line)
+                if ": started" in line:
+                    proc.send_signal(signal.SIGINT)
+                    break
+            stdout, stderr = proc.communicate(timeout=TIMEOUT_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        stderr = "".join(seen) + stderr
+        self.assertEqual(proc.returncode, 130, stdout + stderr)
+        self.assertIn("[bench] cancelling...", stderr)
+        with open(out) as f:
+            record = json.load(f)
+        statuses = [o["status"] for o in record["ops"]]
+        self.assertIn(statuses[0], ("cancelled", "pass", "fail", "error"))  # it may just have ended
+        self.assertEqual(statuses[1:], ["not_run", "not_run"])
+        self.assertEqual(record["totals"]["not_run"], 2)
+        self.assertIn("not run: 2 (interrupted)", stdout)
 
 
 class BenchUsageTest(BenchCase):
