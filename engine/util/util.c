@@ -54,14 +54,24 @@ void akg_buf_init(akg_buf *b, size_t limit)
     b->len = 0;
     b->cap = 0;
     b->limit = limit ? limit : AKG_BUF_DEFAULT_LIMIT;
+    b->failed = 0;
+}
+
+int akg_buf_status(const akg_buf *b)
+{
+    return b->failed ? AKG_ENOMEM : AKG_OK;
 }
 
 static int buf_reserve(akg_buf *b, size_t extra)
 {
+    if (b->failed)
+        return AKG_ENOMEM;
     if (!b->limit)
         b->limit = AKG_BUF_DEFAULT_LIMIT;
-    if (extra > b->limit || b->len > b->limit - extra)
+    if (extra > b->limit || b->len > b->limit - extra) {
+        b->failed = 1;
         return AKG_ENOMEM;
+    }
     size_t need = b->len + extra + 1;
     if (need <= b->cap)
         return AKG_OK;
@@ -69,8 +79,10 @@ static int buf_reserve(akg_buf *b, size_t extra)
     while (cap < need)
         cap *= 2;
     char *p = realloc(b->data, cap);
-    if (!p)
+    if (!p) {
+        b->failed = 1;
         return AKG_ENOMEM;
+    }
     b->data = p;
     b->cap = cap;
     return AKG_OK;
@@ -99,8 +111,10 @@ int akg_buf_appendf(akg_buf *b, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0)
+    if (n < 0) {
+        b->failed = 1;
         return AKG_EINVAL;
+    }
     int rc = buf_reserve(b, (size_t)n);
     if (rc)
         return rc;

@@ -38,7 +38,10 @@ int akg_fail(char *err, size_t errlen, int status, const char *fmt, ...)
 
 /*
  * akg_buf: a growable byte buffer with a hard cap. Appending past the cap
- * fails with AKG_ENOMEM and leaves the buffer unchanged. The data is always
+ * fails with AKG_ENOMEM and leaves the buffer unchanged. Failures are sticky:
+ * once an append failed, every later append fails too and akg_buf_failed()
+ * says so, so a writer may append many pieces and check once at the end
+ * (a partial text is never mistaken for a whole one). The data is always
  * NUL-terminated. Owned by whoever declared it; release with akg_buf_free.
  */
 typedef struct {
@@ -46,6 +49,7 @@ typedef struct {
     size_t len;
     size_t cap;   /* bytes allocated */
     size_t limit; /* hard cap on len; 0 means AKG_BUF_DEFAULT_LIMIT */
+    int failed;   /* an append failed (out of memory or past the cap) */
 } akg_buf;
 
 #define AKG_BUF_DEFAULT_LIMIT ((size_t)64 << 20)
@@ -55,6 +59,8 @@ int akg_buf_append(akg_buf *b, const void *data, size_t len);
 int akg_buf_appendf(akg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int akg_buf_puts(akg_buf *b, const char *s);
 void akg_buf_consume(akg_buf *b, size_t n); /* drop the first n bytes */
+/* Whether an append failed since akg_buf_init (AKG_ENOMEM then, else AKG_OK). */
+int akg_buf_status(const akg_buf *b);
 /* Gives the data to the caller (free() it) and resets the buffer. */
 char *akg_buf_steal(akg_buf *b);
 void akg_buf_free(akg_buf *b);
