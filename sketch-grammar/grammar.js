@@ -33,7 +33,10 @@ function sepBy1(separator, rule) {
 module.exports = grammar({
   name: 'sketch',
 
-  externals: $ => [$._newline, $._indent, $._dedent, $._error_sentinel],
+  // _bind_keyword is the word `bind` where a `bind:` section can start and
+  // a ':' follows it on the line (src/scanner.c); anywhere else `bind` stays
+  // an ordinary identifier, so sketches that use it as a name still parse.
+  externals: $ => [$._newline, $._indent, $._dedent, $._error_sentinel, $._bind_keyword],
 
   extras: $ => [$.comment, /[ \t\r\n\f]/],
 
@@ -62,6 +65,7 @@ module.exports = grammar({
       $.tensors_section,
       $.constexpr_section,
       $.params_section,
+      $.bind_section,
       $._statement,
     ),
 
@@ -113,6 +117,21 @@ module.exports = grammar({
       field('name', $.identifier),
       optional(seq(':', field('dtype', alias($.identifier, $.dtype)))),
       optional(seq('=', field('value', $._expression))),
+    ),
+
+    // Where each tensor, symbol, param and constexpr comes from in the task:
+    // `bind: x = input("x", [B, S, H]), y = output(0)`.
+    bind_section: $ => seq(
+      alias($._bind_keyword, 'bind'), ':',
+      commaSep1(field('binding', $.binding)),
+      optional(choice(',', ';')),
+      $._newline,
+    ),
+
+    binding: $ => seq(
+      field('name', $.identifier),
+      '=',
+      field('value', $._expression),
     ),
 
     // ---- statements ---------------------------------------------------

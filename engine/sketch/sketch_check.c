@@ -4,7 +4,8 @@
  * Shapes are tracked as linear forms over atoms (symbols, loop variables,
  * non-linear subexpressions), so that `x[i:i+BM]` has extent BM and two
  * extents can be compared exactly when they are known, and are left alone
- * when they are not. Operation signatures live in sketch_ops.c.
+ * when they are not. Operation signatures live in sketch_ops.c; the bind:
+ * sections are checked in sketch_check_bind.c, after the body.
  */
 #include "sketch_internal.h"
 #include "sketch_ops.h"
@@ -121,6 +122,7 @@ typedef struct {
   sketch_arena types; /* entry types */
   char **atoms;     /* texts of non-linear subexpressions, freed with the checker */
   size_t n_atoms;
+  akg_sketch_span *store_spans; /* per tensor: the first store to it (line UINT32_MAX: none) */
   int err;
   size_t errors;
   int depth;
@@ -162,7 +164,7 @@ static void diag(checker *c, akg_sketch_severity sev, akg_sketch_span sp, const 
 
 /* ---- suggestions --------------------------------------------------------------- */
 
-static size_t edit_distance(const char *a, const char *b) {
+size_t sketch_edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 32 || lb > 32) return 99;
   size_t d[33][33];
@@ -181,7 +183,7 @@ static const char *closest(const char *word, const char *const *cands, size_t n)
   const char *best = NULL;
   size_t bd = 3;
   for (size_t i = 0; i < n; i++) {
-    size_t d = edit_distance(word, cands[i]);
+    size_t d = sketch_edit_distance(word, cands[i]);
     if (d < bd) {
       bd = d;
       best = cands[i];
@@ -264,7 +266,7 @@ static const char *suggest_name(checker *c, const char *name) {
   const char *best = NULL;
   size_t bd = 3;
   for (size_t i = 0; i < c->n_env; i++) {
-    size_t d = edit_distance(name, c->env[i]->name);
+    size_t d = sketch_edit_distance(name, c->env[i]->name);
     if (d < bd && d < strlen(name)) {
       bd = d;
       best = c->env[i]->name;
@@ -446,6 +448,10 @@ static vtype t_err(void) {
 
 static bool is_float(akg_dtype d) {
   return d == AKG_DTYPE_F16 || d == AKG_DTYPE_BF16 || d == AKG_DTYPE_F32 || d == AKG_DTYPE_F64;
+}
+
+static bool is_integer(akg_dtype d) {
+  return d == AKG_DTYPE_I8 || d == AKG_DTYPE_I16 || d == AKG_DTYPE_I32 || d == AKG_DTYPE_I64 || d == AKG_DTYPE_U8;
 }
 
 static vtype type_of(checker *c, const akg_sketch_expr *e);
@@ -1001,6 +1007,54 @@ static vtype call_type(checker *c, const akg_sketch_expr *e, const akg_sketch_ex
       }
     }
     break;
+  case OP_GATHER: {
+    if (args[0].kind != T_TILE || args[1].kind != T_TILE) goto need_tile;
+    const char *xn = e->items[0]->kind == AKG_SKETCH_EXPR_NAME ? e->items[0]->text : "x";
+    bool kw_axis = akg_sketch_expr_kwarg(e, "axis") != NULL;
+    if (!kw_axis && na < 3) {
+      diag(c, AKG_SKETCH_ERROR, e->span, "gather() needs the axis to gather along: %s", op->usage);
+      return t_err();
+    }
+    if (kw_axis && na > 2) {
+      diag(c, AKG_SKETCH_ERROR, e->items[2]->span, "gather() has its axis twice, by position and as axis=; keep one");
+      return t_err();
+    }
+    if (!axis_arg(c, e, 2, &args[0], 0, &axis, &given)) return t_err();
+    if (axis == INT64_MIN) {
+      diag(c, AKG_SKETCH_ERROR, akg_sketch_expr_kwarg(e, "axis") ? akg_sketch_expr_kwarg(e, "axis")->span : e->span,
+           "gather() gathers along one axis: give an integer, not a list");
+      return t_err();
+    }
+    if (args[1].dtype && !is_integer(args[1].dtype)) {
+      diag(c, AKG_SKETCH_ERROR, e->items[1]->span,
+           "gather() index must be an integer tile, got %s; convert it with cast(index, i32)",
+           akg_dtype_name(args[1].dtype));
+      return t_err();
+    }
+    if (args[1].rank != args[0].rank) {
+      diag(c, AKG_SKETCH_ERROR, e->items[1]->span,
+           "gather() index has rank %zu but '%s' has rank %zu; give the index the same rank (add unit axes "
+           "with None, e.g. idx[:, None])",
+           args[1].rank, xn, args[0].rank);
+      return t_err();
+    }
+    for (size_t d = 0; d < args[0].rank; d++) {
+      if ((int64_t)d == axis) continue;
+      lin room = lin_add(args[0].dims[d], args[1].dims[d], -1);
+      if (lin_is_const(&room) && room.c < 0) {
+        char sx[160], si[160];
+        shape_str(&args[0], sx, sizeof sx);
+        shape_str(&args[1], si, sizeof si);
+        diag(c, AKG_SKETCH_ERROR, e->items[1]->span,
+             "gather() index %s is larger than '%s' %s on axis %zu; only the gather axis (%lld) may be larger", si, xn,
+             sx, d, (long long)axis);
+        return t_err();
+      }
+    }
+    r = args[1];
+    r.dtype = args[0].dtype;
+    break;
+  }
   case OP_CAST:
     if (args[0].kind != T_TILE && args[0].kind != T_SCALAR) goto need_tile;
     r = args[0];
@@ -1063,8 +1117,9 @@ need_tile:
 
 /* ---- hints ------------------------------------------------------------------------------------- */
 
-static const char *const hint_kinds[] = {"parallel", "pipeline", "vectorize", "unroll"};
+static const char *const hint_kinds[] = {"parallel", "pipeline", "vectorize", "unroll", "math"};
 static const char *const hint_contexts[] = {"grididx", "threadidx", "coreidx", "warp", "simd"};
+static const char *const math_modes[] = {"fast", "precise"};
 static const char *const mem_tiers[] = {"fastest", "fast", "medium", "slow"};
 static const char *const mem_others[] = {"accumulator",     "init_zero",     "double_buffer", "reuse",
                                          "input_cache",     "output_buffer", "temp_workspace", "init_neg_inf",
@@ -1081,7 +1136,26 @@ static bool in_list(const char *s, const char *const *list, size_t n) {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+static bool all_digits(const char *s) { return s[0] && strspn(s, "0123456789") == strlen(s); }
+
+/* @llm_hint("math", MODE): exactly one of fast / precise. */
+static void check_math_hint(checker *c, const sketch_hint *hn) {
+  if (hn->n_args != 2) {
+    diag(c, AKG_SKETCH_ERROR, hn->n_args > 2 ? hn->arg_spans[2] : hn->span,
+         "@llm_hint(\"math\") takes one mode: @llm_hint(\"math\", \"fast\") or @llm_hint(\"math\", \"precise\")");
+    return;
+  }
+  if (in_list(hn->args[1], math_modes, COUNT(math_modes))) return;
+  const char *sug = closest(hn->args[1], math_modes, COUNT(math_modes));
+  char more[64] = "";
+  if (sug) snprintf(more, sizeof more, " (did you mean '%s'?)", sug);
+  diag(c, AKG_SKETCH_ERROR, hn->arg_spans[1], "unknown math mode '%s'%s; @llm_hint(\"math\", ...) takes \"fast\" or "
+                                              "\"precise\"",
+       hn->args[1], more);
+}
+
 static void check_hints(checker *c, const akg_sketch_stmt *st) {
+  const sketch_hint *math = NULL; /* the first math hint, to find a conflicting second one */
   for (size_t h = 0; h < st->n_hints; h++) {
     const sketch_hint *hn = &st->hints[h];
     if (strcmp(hn->name, "llm_hint") != 0) {
@@ -1098,11 +1172,33 @@ static void check_hints(checker *c, const akg_sketch_stmt *st) {
       const char *sug = closest(kind, hint_kinds, COUNT(hint_kinds));
       char more[64] = "";
       if (sug) snprintf(more, sizeof more, " (did you mean '%s'?)", sug);
-      diag(c, AKG_SKETCH_ERROR, hn->arg_spans[0], "unknown hint '%s'%s; known hints: parallel, pipeline, vectorize, unroll",
-           kind, more);
+      diag(c, AKG_SKETCH_ERROR, hn->arg_spans[0],
+           "unknown hint '%s'%s; known hints: parallel, pipeline, vectorize, unroll, math", kind, more);
       continue;
     }
-    for (size_t a = 1; a < hn->n_args; a++) {
+    bool is_math = strcmp(kind, "math") == 0, is_vectorize = strcmp(kind, "vectorize") == 0;
+    if (is_math) {
+      check_math_hint(c, hn);
+      if (math && hn->n_args == 2 && math->n_args == 2 && strcmp(math->args[1], hn->args[1]) != 0)
+        diag(c, AKG_SKETCH_ERROR, hn->arg_spans[1], "conflicting math modes \"%s\" and \"%s\" on one statement; "
+                                                    "pick one",
+             math->args[1], hn->args[1]);
+      if (!math) math = hn;
+    }
+    bool width_seen = false;
+    for (size_t a = 1; a < hn->n_args && !is_math; a++) {
+      /* unroll takes a count; vectorize one vector width in elements */
+      if ((strcmp(kind, "unroll") == 0 || is_vectorize) && all_digits(hn->args[a])) {
+        if (is_vectorize && width_seen) {
+          diag(c, AKG_SKETCH_ERROR, hn->arg_spans[a], "@llm_hint(\"vectorize\") takes one vector width, e.g. "
+                                                      "@llm_hint(\"vectorize\", \"simd\", 8)");
+        } else if (is_vectorize && strspn(hn->args[a], "0") == strlen(hn->args[a])) {
+          diag(c, AKG_SKETCH_ERROR, hn->arg_spans[a],
+               "vector width must be a positive number of elements, e.g. 8 (8 f32 lanes = 256 bits)");
+        }
+        width_seen = true;
+        continue;
+      }
       char base[32];
       snprintf(base, sizeof base, "%s", hn->args[a]);
       char *dot = strchr(base, '.');
@@ -1111,17 +1207,17 @@ static void check_hints(checker *c, const akg_sketch_stmt *st) {
         axis_ok = (strcmp(dot, ".x") == 0 || strcmp(dot, ".y") == 0 || strcmp(dot, ".z") == 0);
         *dot = '\0';
       }
-      bool digits = strcmp(kind, "unroll") == 0 && hn->args[a][0] && strspn(hn->args[a], "0123456789") == strlen(hn->args[a]);
-      if (!digits && (!axis_ok || !in_list(base, hint_contexts, COUNT(hint_contexts)))) {
+      if (!axis_ok || !in_list(base, hint_contexts, COUNT(hint_contexts))) {
         const char *sug = closest(base, hint_contexts, COUNT(hint_contexts));
         char more[64] = "";
         if (sug) snprintf(more, sizeof more, " (did you mean '%s'?)", sug);
         diag(c, AKG_SKETCH_ERROR, hn->arg_spans[a],
-             "unknown hint context '%s'%s; known: grididx, threadidx, coreidx, warp, simd (optionally .x/.y/.z)",
-             hn->args[a], more);
+             "unknown hint context '%s'%s; known: grididx, threadidx, coreidx, warp, simd (optionally .x/.y/.z)%s",
+             hn->args[a], more,
+             strcmp(kind, "unroll") == 0 ? ", or a count" : is_vectorize ? ", or a vector width such as 8" : "");
       }
     }
-    bool loop_only = strcmp(kind, "vectorize") != 0;
+    bool loop_only = !is_vectorize && !is_math;
     if (st->kind != AKG_SKETCH_STMT_FOR && (loop_only || st->kind == AKG_SKETCH_STMT_PASS)) {
       diag(c, AKG_SKETCH_ERROR, hn->span, "@llm_hint(\"%s\") applies to a for loop%s", kind,
            loop_only ? "" : " or a computation");
@@ -1350,17 +1446,50 @@ static void check_stmt(checker *c, const akg_sketch_stmt *st) {
       region = place_type(c, st->src, &src_base, true);
       if (src_base && src_base->kind == E_TILE) src_base->loaded_unused = false;
       entry *te = NULL;
-      if (!is_tile_name(c, st->dst, &te)) {
-        if (st->dst->kind == AKG_SKETCH_EXPR_NAME && !te)
-          diag(c, AKG_SKETCH_ERROR, st->dst->span,
-               "load target '%s' is not allocated; allocate it first: %s = alloc([...])", st->dst->text,
-               st->dst->text);
+      /* the target: a tile, or a region of one (`load(x[i, :] -> t[0, :])` fills that part) */
+      const akg_sketch_expr *part = st->dst->kind == AKG_SKETCH_EXPR_SUBSCRIPT ? st->dst : NULL;
+      const akg_sketch_expr *tgt = part ? part->a : st->dst;
+      if (!is_tile_name(c, tgt, &te)) {
+        if (tgt->kind == AKG_SKETCH_EXPR_NAME && !te)
+          diag(c, AKG_SKETCH_ERROR, tgt->span,
+               "load target '%s' is not allocated; allocate it first: %s = alloc([...])", tgt->text, tgt->text);
+        else if (te && te->kind == E_TENSOR)
+          diag(c, AKG_SKETCH_ERROR, tgt->span,
+               "load target '%s' is a tensor; a load fills a tile or part of one (t, t[0:4, :]), and tensors are "
+               "written with store(tile -> %s[...])",
+               tgt->text, tgt->text);
         else
-          diag(c, AKG_SKETCH_ERROR, st->dst->span, "load target must be an allocated tile name");
+          diag(c, AKG_SKETCH_ERROR, st->dst->span,
+               "load target must be an allocated tile or a region of one, such as t or t[0:4, :]");
         return;
       }
       tile = type_get(te);
       tile_name = te->name;
+      char part_name[128];
+      if (part) {
+        size_t errors_before = c->errors;
+        for (size_t i = 0; i < part->n_items; i++)
+          if (part->items[i]->kind == AKG_SKETCH_EXPR_NONE) {
+            diag(c, AKG_SKETCH_ERROR, part->items[i]->span,
+                 "a load target region takes integer indices and slices; None (a new axis) is not one");
+            return;
+          }
+        tile.kind = T_TILE;
+        tile = subscript_type(c, part, &tile, te->name);
+        if (tile.kind == T_ERROR) return;
+        /* typed once more only when clean, so no diagnostic repeats */
+        for (size_t i = 0; i < part->n_items && c->errors == errors_before; i++)
+          if (part->items[i]->kind != AKG_SKETCH_EXPR_SLICE && type_of(c, part->items[i]).kind == T_TILE) {
+            diag(c, AKG_SKETCH_ERROR, part->items[i]->span,
+                 "a load target region takes integer indices and slices, not an index tile");
+            return;
+          }
+        if (c->errors != errors_before) return;
+        char *txt = akg_sketch_expr_to_string(part);
+        snprintf(part_name, sizeof part_name, "%s", txt ? txt : te->name);
+        free(txt);
+        tile_name = part_name;
+      }
       if (region.kind == T_ERROR) return;
       if (src_base && src_base->kind == E_TENSOR) c->s->tensors[src_base->tensor].loaded = true;
       compare_move(c, st, &region, &tile, tile_name);
@@ -1386,7 +1515,11 @@ static void check_stmt(checker *c, const akg_sketch_stmt *st) {
       }
       region = place_type(c, st->dst, &dst_base, true);
       if (region.kind == T_ERROR) return;
-      if (dst_base && dst_base->kind == E_TENSOR) c->s->tensors[dst_base->tensor].stored = true;
+      if (dst_base && dst_base->kind == E_TENSOR) {
+        c->s->tensors[dst_base->tensor].stored = true;
+        if (c->store_spans && c->store_spans[dst_base->tensor].line == UINT32_MAX)
+          c->store_spans[dst_base->tensor] = st->span;
+      }
       compare_move(c, st, &region, &tile, tile_name);
     }
     return;
@@ -1668,6 +1801,11 @@ static void record_values(checker *c) {
 
 int akg_sketch_check(akg_sketch *sketch, akg_sketch_diag_list *diags) {
   checker c = {.s = sketch, .diags = diags};
+  if (sketch->n_tensors) {
+    c.store_spans = malloc(sketch->n_tensors * sizeof *c.store_spans);
+    if (!c.store_spans) return -ENOMEM;
+    for (size_t i = 0; i < sketch->n_tensors; i++) c.store_spans[i] = (akg_sketch_span){UINT32_MAX, 0, UINT32_MAX, 0};
+  }
   check_header(&c);
   check_no_tune_block(&c, &sketch->body);
   size_t body_start = c.n_env;
@@ -1702,7 +1840,13 @@ int akg_sketch_check(akg_sketch *sketch, akg_sketch_diag_list *diags) {
         diag(&c, AKG_SKETCH_ERROR, c.env[i]->span, "constexpr '%s' has no value; write %s = <value> in constexpr:",
              c.env[i]->name, c.env[i]->name);
     }
+  if (!c.err) {
+    int bound = sketch_check_bindings(sketch, c.store_spans, diags);
+    if (bound < 0) c.err = bound;
+    else c.errors += (size_t)bound;
+  }
   record_values(&c);
+  free(c.store_spans);
   for (size_t i = 0; i < c.n_chunks; i++) free(c.chunks[i]);
   free(c.chunks);
   free(c.env);

@@ -23,12 +23,13 @@
  * comments and strings (invalid UTF-8 anywhere); keywords used as names;
  * comments inside brackets; a statement continued over a line break outside
  * brackets; a line indented differently from its block (tree-sitter accepts
- * some of those); header sections after the first statement; a `}` that is
- * not the first token of its line or text after it other than comments;
- * and every case where the tree-sitter path would report a semantic error
- * (decorator arguments that are not string literals, a decorator without a
- * statement, integer literals beyond 64 bits, expressions nested deeper than
- * the builder allows, blocks nested deeper than the scanner allows).
+ * some of those); header sections (`bind:` included) after the first
+ * statement; a `}` that is not the first token of its line or text after it
+ * other than comments; and every case where the tree-sitter path would
+ * report a semantic error (decorator arguments that are neither string
+ * literals nor plain integers, a decorator without a statement, integer
+ * literals beyond 64 bits, expressions nested deeper than the builder allows,
+ * blocks nested deeper than the scanner allows).
  *
  * Comments are placed the way the tree-sitter conversion places them, which
  * follows from where the grammar's layout tokens fall: the line break that
@@ -209,8 +210,8 @@ static void expect_line_end(fast_parser *f) {
   } while (0)
 
 /* After an item of a section: true when another item follows. Items are
- * separated by ',' (symbols), ';' (tensors) or either (constexpr, params);
- * a trailing ',' or ';' is allowed, except ',' after tensors. */
+ * separated by ',' (symbols, bind), ';' (tensors) or either (constexpr,
+ * params); a trailing ',' or ';' is allowed, except ',' after tensors. */
 static bool section_separator(fast_parser *f, int kw) {
   if (sketch_fast_at_line_end(f)) return false;
   if (f->tok.kind == T_COMMA && kw != KW_TENSORS) {
@@ -220,21 +221,32 @@ static bool section_separator(fast_parser *f, int kw) {
   if (f->tok.kind == T_SEMI) {
     sketch_fast_next(f);
     if (sketch_fast_at_line_end(f)) return false;
-    if (kw == KW_SYMBOLS) fast_decline(f);
+    if (kw == KW_SYMBOLS || kw == KW_BIND) fast_decline(f);
     return true;
   }
   fast_decline(f);
 }
 
-static void parse_section(fast_parser *f) {
+/* kw: the section's keyword (KW_BIND for `bind`, a name to the lexer). */
+static void parse_section(fast_parser *f, int kw) {
   akg_sketch *s = f->s;
-  int kw = f->tok.kw;
   sketch_fast_next(f);
   sketch_fast_expect(f, T_COLON);
   if (sketch_fast_at_line_end(f)) fast_decline(f);
   do {
     fast_tok name = sketch_fast_expect_name(f);
-    if (kw == KW_SYMBOLS) {
+    if (kw == KW_BIND) {
+      sketch_bind bd;
+      memset(&bd, 0, sizeof bd);
+      bd.name = tok_text(f, &name);
+      bd.span = tok_span(&name);
+      sketch_fast_expect(f, T_ASSIGN);
+      fast_expr v = sketch_fast_parse_expr(f, 0);
+      bd.value = v.e;
+      bd.item_span = sketch_fast_span_from(&bd.span, v.span.end_line, v.span.end_col);
+      bd.section = s->n_bind_sections;
+      APPEND(f, s->binds, s->n_binds, bd);
+    } else if (kw == KW_SYMBOLS) {
       sketch_symbol sy = {tok_text(f, &name), tok_span(&name)};
       APPEND(f, s->symbols, s->n_symbols, sy);
     } else if (kw == KW_TENSORS) {
@@ -303,6 +315,17 @@ static void parse_section(fast_parser *f) {
     }
   } while (section_separator(f, kw));
   expect_line_end(f);
+  if (kw == KW_BIND) s->n_bind_sections++;
+}
+
+/* `bind` starts a section where a section may start and ':' follows it on
+ * the line, as the grammar's scanner decides; elsewhere it is a name. */
+static bool at_bind_section(fast_parser *f) {
+  if (f->tok.kind != T_NAME || f->tok.kw != KW_NONE || f->tok.end - f->tok.start != 4 ||
+      memcmp(f->text + f->tok.start, "bind", 4) != 0)
+    return false;
+  fast_tok next = sketch_fast_peek2(f);
+  return next.kind == T_COLON && !next.bol;
 }
 
 /* ---- statements --------------------------------------------------------------------------- */
@@ -521,12 +544,23 @@ static void parse_decorator(fast_parser *f, fast_pending *p) {
   sketch_fast_expect(f, T_LPAREN);
   const char *args[16];
   akg_sketch_span spans[16];
+  bool ints[16];
+  bool any_int = false;
   size_t n = 0;
   while (f->tok.kind != T_RPAREN) {
-    /* only string literals: anything else is the builder's error to report */
-    if (f->tok.kind != T_STRING || n == 16) fast_decline(f);
+    /* string literals and plain integers (a count, a vector width): anything
+     * else is the builder's error to report */
+    size_t len = f->tok.end - f->tok.start;
+    bool digits = f->tok.kind == T_INT;
+    for (size_t k = 0; digits && k < len; k++) {
+      char ch = f->text[f->tok.start + k];
+      digits = ch >= '0' && ch <= '9';
+    }
+    if ((f->tok.kind != T_STRING && !digits) || n == 16) fast_decline(f);
     spans[n] = tok_span(&f->tok);
-    args[n] = sketch_unquote(&f->s->arena, f->text + f->tok.start, f->tok.end - f->tok.start);
+    ints[n] = digits;
+    any_int |= digits;
+    args[n] = digits ? tok_text(f, &f->tok) : sketch_unquote(&f->s->arena, f->text + f->tok.start, len);
     if (!args[n++]) fast_decline(f);
     sketch_fast_next(f);
     if (f->tok.kind == T_COMMA) {
@@ -545,6 +579,7 @@ static void parse_decorator(fast_parser *f, fast_pending *p) {
   h->span = sketch_fast_span_from(&(akg_sketch_span){at.line, at.col, 0, 0}, f->last_end_line, f->last_end_col);
   h->args = sketch_fast_copy_to_ir(f, args, n, sizeof *args);
   h->arg_spans = sketch_fast_copy_to_ir(f, spans, n, sizeof *spans);
+  h->arg_int = any_int ? sketch_fast_copy_to_ir(f, ints, n, sizeof *ints) : NULL;
   h->n_args = n;
   /* the comments after the decorator are its children; the caller sees the
    * decorator's rows after them, as the builder does */
@@ -561,11 +596,13 @@ static void parse_items_of_block(fast_parser *f, fast_level *lv) {
     if (t.kind == T_EOF) fast_decline(f);
     if (t.kind == T_RBRACE || t.col < lv->indent) return;
     if (t.col > lv->indent || !t.bol) fast_decline(f);
-    if (t.kind == T_NAME && (t.kw == KW_SYMBOLS || t.kw == KW_TENSORS || t.kw == KW_CONSTEXPR || t.kw == KW_PARAMS)) {
+    bool bind = lv->sketch_level && at_bind_section(f);
+    if (bind ||
+        (t.kind == T_NAME && (t.kw == KW_SYMBOLS || t.kw == KW_TENSORS || t.kw == KW_CONSTEXPR || t.kw == KW_PARAMS))) {
       if (!lv->sketch_level || !lv->in_header) fast_decline(f);
       uint32_t row = t.line;
       f->tok.bol = false;
-      parse_section(f);
+      parse_section(f, bind ? KW_BIND : t.kw);
       if (p->n_comments) {
         sketch_comments hc;
         pending_take_comments(f, p, &hc);

@@ -72,6 +72,7 @@ enum {
   KW_TRUE,
   KW_FALSE,
   KW_NULL,
+  KW_BIND, /* not a keyword of the lexer: `bind` opens a section only before ':' (see sketch_fast.c) */
 };
 
 typedef struct {

@@ -101,7 +101,9 @@ static bool hint_same(const sketch_hint *a, const sketch_hint *b) {
       a->n_args != b->n_args)
     return false;
   for (size_t i = 0; i < a->n_args; i++)
-    if (!str_same(a->args[i], b->args[i]) || !span_same(a->arg_spans[i], b->arg_spans[i])) return false;
+    if (!str_same(a->args[i], b->args[i]) || !span_same(a->arg_spans[i], b->arg_spans[i]) ||
+        (a->arg_int && a->arg_int[i]) != (b->arg_int && b->arg_int[i]))
+      return false;
   return true;
 }
 
@@ -194,6 +196,14 @@ bool sketch_ir_identical(const akg_sketch *a, const akg_sketch *b, char *why, si
         (x->dtype_text && !span_same(x->dtype_span, y->dtype_span)) || x->dtype != y->dtype)
       return differ(&c, "param declaration");
     if (!expr_same(&c, x->def, y->def)) return false;
+  }
+  if (a->n_binds != b->n_binds || a->n_bind_sections != b->n_bind_sections) return differ(&c, "bind count");
+  for (size_t i = 0; i < a->n_binds; i++) {
+    const sketch_bind *x = &a->binds[i], *y = &b->binds[i];
+    if (!str_same(x->name, y->name) || !span_same(x->span, y->span) || !span_same(x->item_span, y->item_span) ||
+        x->section != y->section)
+      return differ(&c, "bind item");
+    if (!expr_same(&c, x->value, y->value)) return false;
   }
   if (!block_same(&c, &a->body, &b->body)) return false;
   if (!comments_same(&a->tail, &b->tail)) return differ(&c, "comments at the end of the body");

@@ -46,8 +46,9 @@ struct akg_sketch_expr {
 };
 
 typedef struct {
-  const char **args;
+  const char **args;          /* string contents, or the digits of an integer literal */
   akg_sketch_span *arg_spans;
+  bool *arg_int;              /* per argument: written as an integer literal; NULL: none was */
   size_t n_args;
   const char *name; /* decorator name, normally llm_hint */
   akg_sketch_span span, name_span;
@@ -143,6 +144,15 @@ typedef struct {
   akg_sketch_span span;
 } sketch_symbol;
 
+/* One `NAME = SOURCE` item of a bind: section. */
+typedef struct {
+  const char *name;
+  akg_sketch_span span;      /* the name */
+  akg_sketch_span item_span; /* NAME = SOURCE */
+  akg_sketch_expr *value;    /* the source */
+  size_t section;            /* which bind: section, 0-based in source order: the printer keeps the grouping */
+} sketch_bind;
+
 /* A value the checker inferred (tile or scalar local). */
 typedef struct {
   const char *name;
@@ -165,6 +175,9 @@ struct akg_sketch {
   size_t n_consts;
   sketch_param *params;
   size_t n_params;
+  sketch_bind *binds; /* in source order across all bind: sections */
+  size_t n_binds;
+  size_t n_bind_sections;
   sketch_block body;
   sketch_comments tail;
   sketch_value *values; /* filled by the checker, malloc'ed */
@@ -202,6 +215,17 @@ int sketch_parse_ts(const char *text, size_t len, akg_sketch ***out, size_t *cou
  * hints, blank-line flags and every derived field included (unlike
  * akg_sketch_equal). On a difference, writes where into why (may be NULL). */
 bool sketch_ir_identical(const akg_sketch *a, const akg_sketch *b, char *why, size_t why_cap);
+
+/* The checks of the bind: sections (sketch_check_bind.c), run by
+ * akg_sketch_check() after the body. store_spans[i] is the first store to
+ * tensor i in the body (line UINT32_MAX: none; the array may be NULL when
+ * there are no tensors). Appends diagnostics; returns the number of errors,
+ * or -ENOMEM. */
+int sketch_check_bindings(const akg_sketch *s, const akg_sketch_span *store_spans, akg_sketch_diag_list *diags);
+
+/* Levenshtein distance of two names, for "did you mean" suggestions (99 when
+ * either is longer than 32 bytes). */
+size_t sketch_edit_distance(const char *a, const char *b);
 
 /* Bounded growable string used by the printer (cap: 4x AKG_SKETCH_MAX_TEXT). */
 typedef struct {

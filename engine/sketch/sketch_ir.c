@@ -353,6 +353,17 @@ const akg_sketch_expr *akg_sketch_param_default(const akg_sketch *s, size_t i) {
   return i < s->n_params ? s->params[i].def : NULL;
 }
 
+size_t akg_sketch_bind_count(const akg_sketch *s) { return s->n_binds; }
+const char *akg_sketch_bind_name(const akg_sketch *s, size_t i) { return i < s->n_binds ? s->binds[i].name : NULL; }
+const akg_sketch_expr *akg_sketch_bind_value(const akg_sketch *s, size_t i) {
+  return i < s->n_binds ? s->binds[i].value : NULL;
+}
+akg_sketch_span akg_sketch_bind_span(const akg_sketch *s, size_t i) {
+  akg_sketch_span none = {0, 0, 0, 0};
+  return i < s->n_binds ? s->binds[i].item_span : none;
+}
+bool akg_sketch_has_binding(const akg_sketch *s) { return s->n_binds > 0; }
+
 /* ---- statements ------------------------------------------------------------------ */
 
 size_t akg_sketch_body_count(const akg_sketch *s) { return s->body.n; }

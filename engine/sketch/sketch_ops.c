@@ -74,6 +74,7 @@ static const sketch_op sketch_ops[] = {
     {"gemm", OP_GEMM, 2, 3, "trans_a,trans_b", "gemm(a, b[, acc], trans_a=False, trans_b=False)"},
     {"dot", OP_DOT, 2, 2, "", "dot(a, b)"},
     {"transpose", OP_TRANSPOSE, 1, 2, "", "transpose(x[, perm])"},
+    {"gather", OP_GATHER, 2, 3, "axis", "gather(x, index, axis)"},
     {"cast", OP_CAST, 2, 2, "", "cast(x, dtype)"},
     {"fill", OP_FILL, 2, 2, "dtype", "fill([dims], value, dtype=f32)"},
     {"zeros", OP_ZEROS, 1, 1, "dtype", "zeros([dims], dtype=f32)"},

@@ -24,6 +24,7 @@ typedef enum {
   OP_FILL,      /* new tile filled with a value */
   OP_ZEROS,     /* new tile of zeros */
   OP_ARANGE,    /* 1-D tile of consecutive integers */
+  OP_GATHER,    /* gather(x, index, axis): x's elements picked along axis by an integer tile */
   OP_INDEX,     /* integer helpers: ceil, min, max, floor_div */
   OP_ALLOC,
   OP_RANGE,

@@ -36,7 +36,7 @@ typedef struct {
   X(comparison_operator) X(boolean_operator) X(comment) X(keyword_argument) X(pattern_list) X(for_statement)    \
   X(if_statement) X(elif_clause) X(else_clause) X(load_statement) X(store_statement) X(assignment)              \
   X(expression_statement) X(pass_statement) X(decorator) X(block) X(sketch) X(symbols_section)                 \
-  X(tensors_section) X(constexpr_section) X(params_section)
+  X(tensors_section) X(constexpr_section) X(params_section) X(bind_section)
 #define SKETCH_FIELDS(X)                                                                                      \
   X(name) X(value) X(function) X(arguments) X(start) X(stop) X(step) X(operator) X(argument) X(left) X(right) \
   X(variable) X(iterable) X(condition) X(body) X(source) X(target) X(dtype) X(shape)
@@ -152,6 +152,23 @@ static void describe_token(const char *text, TSNode n, char *out, size_t cap) {
   out[k] = '\0';
 }
 
+/* Whether the error node n sits in a block, on a line that starts with
+ * `bind:`: a header section written inside a loop or an if (there `bind` is
+ * a name, and the ':' after it is the error). */
+static bool bind_line_in_block(const char *text, TSNode n) {
+  bool in_block = false;
+  for (TSNode p = ts_node_parent(n); !ts_node_is_null(p) && !in_block; p = ts_node_parent(p))
+    in_block = is_type(p, "block");
+  if (!in_block) return false;
+  uint32_t at = ts_node_start_byte(n), end = ts_node_end_byte(n), line = at; /* text is read below end only */
+  while (line > 0 && text[line - 1] != '\n') line--;
+  while (line < at && (text[line] == ' ' || text[line] == '\t')) line++;
+  if (end - line < 5 || strncmp(text + line, "bind", 4) != 0) return false;
+  line += 4;
+  while (line < end && (text[line] == ' ' || text[line] == '\t')) line++;
+  return line < end && text[line] == ':';
+}
+
 static void report_syntax_errors(sketch_builder *b, TSNode root) {
   TSTreeCursor cur = ts_tree_cursor_new(root);
   int reported = 0;
@@ -229,12 +246,15 @@ static void report_syntax_errors(sketch_builder *b, TSNode root) {
           while (ts_node_child_count(leaf) > 0) leaf = ts_node_child(leaf, 0);
           describe_token(b->text, leaf, tok, sizeof tok);
           akg_sketch_span lsp = node_span(leaf);
-          char msg[160];
+          char msg[200];
           snprintf(msg, sizeof msg, "syntax error: unexpected '%s' in %s", tok,
                    top                               ? "the file (expected `sketch NAME { ... }`)"
                    : strcmp(where, "sketch") == 0    ? "the sketch body"
                    : strcmp(where, "block") == 0     ? "this block"
                                                      : where);
+          if (bind_line_in_block(b->text, n))
+            snprintf(msg, sizeof msg, "syntax error: a `bind:` section belongs to the sketch's header, next to "
+                                      "symbols: and tensors:, not inside a block");
           b_error(b, lsp, "%s", msg);
         }
       }
@@ -532,13 +552,22 @@ static void conv_decorator(sketch_builder *b, sketch_pending *p, TSNode n) {
   for (uint32_t i = 0; i < nc && !b->err; i++) {
     TSNode a = ts_node_named_child(args, i);
     if (sym_is(a, S_comment)) continue;
-    if (!sym_is(a, S_string)) {
-      b_error(b, node_span(a), "@%s arguments must be string literals, e.g. @llm_hint(\"parallel\", \"grididx\")",
+    /* a count or a vector width may be a plain integer: @llm_hint("vectorize", "simd", 8) */
+    const char *digits = sym_is(a, S_integer) ? b_text(b, a) : NULL;
+    if (!sym_is(a, S_string) && !(digits && digits[0] && strspn(digits, "0123456789") == strlen(digits))) {
+      b_error(b, node_span(a),
+              "@%s arguments must be string literals or plain integers, e.g. @llm_hint(\"parallel\", \"grididx\") "
+              "or @llm_hint(\"vectorize\", \"simd\", 8)",
               h->name);
       return;
     }
+    if (digits) {
+      if (!h->arg_int) h->arg_int = b_alloc(b, nc * sizeof *h->arg_int);
+      if (!h->arg_int) return;
+      h->arg_int[h->n_args] = true;
+    }
     h->arg_spans[h->n_args] = node_span(a);
-    h->args[h->n_args++] = unquote(b, a);
+    h->args[h->n_args++] = digits ? digits : unquote(b, a);
   }
   /* The line break that ends a decorator is read after the comment lines
    * that follow it, so those comments are its children: they go with the
@@ -692,7 +721,8 @@ static bool is_statement_node(TSNode n) {
 static bool is_section_node(TSNode n) {
   TSSymbol t = ts_node_symbol(n);
   return t == sketch_syms[S_symbols_section] || t == sketch_syms[S_tensors_section] ||
-         t == sketch_syms[S_constexpr_section] || t == sketch_syms[S_params_section];
+         t == sketch_syms[S_constexpr_section] || t == sketch_syms[S_params_section] ||
+         t == sketch_syms[S_bind_section];
 }
 
 static bool is_statement_type(const char *t) {
@@ -897,6 +927,22 @@ static void conv_section(sketch_builder *b, TSNode n) {
       pm->def = conv_field(b, c, F_value);
       s->n_params++;
     }
+  } else if (sym_is(n, S_bind_section)) {
+    s->binds = grow(b, s->binds, &s->n_binds, count_field(ch, cc, "binding"), sizeof *s->binds);
+    for (uint32_t i = 0; i < cc && !b->err; i++) {
+      if (!field_is(&ch[i], "binding")) continue;
+      TSNode c = ch[i].node;
+      sketch_bind *bd = &s->binds[s->n_binds];
+      memset(bd, 0, sizeof *bd);
+      TSNode name = field_child(c, F_name);
+      bd->name = b_text(b, name);
+      bd->span = node_span(name);
+      bd->item_span = node_span(c);
+      bd->value = conv_field(b, c, F_value);
+      bd->section = s->n_bind_sections;
+      s->n_binds++;
+    }
+    s->n_bind_sections++;
   }
   free(ch);
 }

@@ -2,9 +2,10 @@
  * Canonical printer and structural equality for the sketch IR.
  *
  * The canonical form: two-space indentation, header sections in the order
- * symbols, tensors, constexpr, params (one line each), a blank line before
- * the body, one statement per line, minimal parentheses, integers in
- * decimal, strings in double quotes. Comments are kept where they were
+ * symbols, tensors, constexpr, params (one line each), then one line per
+ * bind: section as written (the grouping is the author's), a blank line
+ * before the body, one statement per line, minimal parentheses, integers
+ * in decimal, strings in double quotes. Comments are kept where they were
  * attached (above a statement, after it on its line, at a block's end, or
  * before an elif/else), and one blank line is kept where statements were
  * separated by blank lines.
@@ -236,7 +237,10 @@ static void put_stmt(sketch_buf *b, const akg_sketch_stmt *st, int level, bool a
       sketch_buf_printf(b, "@%s(", st->hints[h].name);
       for (size_t a = 0; a < st->hints[h].n_args; a++) {
         if (a) sketch_buf_puts(b, ", ");
-        put_string(b, st->hints[h].args[a]);
+        if (st->hints[h].arg_int && st->hints[h].arg_int[a])
+          sketch_buf_puts(b, st->hints[h].args[a]); /* a count or width written as an integer */
+        else
+          put_string(b, st->hints[h].args[a]);
       }
       sketch_buf_puts(b, ")\n");
     }
@@ -318,7 +322,7 @@ int akg_sketch_print(const akg_sketch *s, char **out_text) {
   put_comments(&b, &s->leading, 0);
   /* Without sections a header comment can only have come from the `sketch NAME {` line; on a
    * line of its own it would read back as a comment of the body. */
-  bool sections = s->n_symbols || s->n_tensors || s->n_consts || s->n_params;
+  bool sections = s->n_symbols || s->n_tensors || s->n_consts || s->n_params || s->n_binds;
   if (!sections && s->header.n == 1) {
     sketch_buf_printf(&b, "sketch %s {  %s\n", s->name, s->header.lines[0]);
   } else {
@@ -370,6 +374,15 @@ int akg_sketch_print(const akg_sketch *s, char **out_text) {
     }
     sketch_buf_puts(&b, ";\n");
   }
+  /* one line per bind: section, as written */
+  for (size_t i = 0; i < s->n_binds; i++) {
+    const sketch_bind *bd = &s->binds[i];
+    bool opens = i == 0 || bd->section != s->binds[i - 1].section;
+    if (opens && i) sketch_buf_puts(&b, ";\n");
+    sketch_buf_printf(&b, "%s%s = ", opens ? "  bind: " : ", ", bd->name);
+    sketch_buf_expr(&b, bd->value);
+  }
+  if (s->n_binds) sketch_buf_puts(&b, ";\n");
   bool header = sections || s->header.n;
   if (header && (s->body.n || s->tail.n)) sketch_buf_puts(&b, "\n");
   for (size_t i = 0; i < s->body.n; i++) put_stmt(&b, s->body.items[i], 1, false, i == 0);
@@ -486,6 +499,10 @@ bool akg_sketch_equal(const akg_sketch *a, const akg_sketch *b) {
   for (size_t i = 0; i < a->n_params; i++)
     if (!str_eq(a->params[i].name, b->params[i].name) || !str_eq(a->params[i].dtype_text, b->params[i].dtype_text) ||
         !sketch_expr_equal(a->params[i].def, b->params[i].def))
+      return false;
+  if (a->n_binds != b->n_binds) return false;
+  for (size_t i = 0; i < a->n_binds; i++)
+    if (!str_eq(a->binds[i].name, b->binds[i].name) || !sketch_expr_equal(a->binds[i].value, b->binds[i].value))
       return false;
   return block_equal(&a->body, &b->body);
 }

@@ -9,7 +9,7 @@
 (dtype) @type.builtin
 
 [
-  "sketch" "symbols" "tensors" "constexpr" "params"
+  "sketch" "symbols" "tensors" "constexpr" "params" "bind"
 ] @keyword
 
 ["for" "in"] @keyword.repeat
@@ -24,11 +24,14 @@
 (constexpr_declaration name: (identifier) @constant)
 (param_declaration name: (identifier) @variable.parameter)
 (for_statement variable: (identifier) @variable)
+(binding name: (identifier) @variable.parameter)
 
 (decorator "@" @attribute name: (identifier) @attribute)
 
 (call function: (identifier) @function.builtin
   (#any-of? @function.builtin "alloc" "range" "tune" "ceil" "min" "max" "arange"))
+(binding value: (call function: (identifier) @function.builtin
+  (#any-of? @function.builtin "input" "output" "weight" "attr" "init")))
 (call function: (identifier) @function.call)
 
 (keyword_argument name: (identifier) @variable.parameter)

@@ -1,5 +1,6 @@
 /*
- * External scanner for the Unified Sketch grammar: NEWLINE, INDENT, DEDENT.
+ * External scanner for the Unified Sketch grammar: NEWLINE, INDENT, DEDENT,
+ * and the keyword of a `bind:` header section.
  *
  * Statements end at a line break unless the parser is inside brackets or an
  * unfinished expression (then NEWLINE is not a valid symbol and the break is
@@ -12,6 +13,12 @@
  * change of indentation sit at the end of their line, so blocks end where
  * their last statement ends; a NEWLINE followed by a line at the same
  * indentation sits at the start of that line (see the end of scan()).
+ *
+ * `bind` opens a header section only where a section may start and a ':'
+ * follows it on the same line (spaces and tabs between); everywhere else it
+ * is an ordinary identifier, as it was before the section existed. A keyword
+ * of the internal lexer could not do that: it would be a keyword at the start
+ * of every statement, and `bind = alloc([4])` would no longer parse.
  */
 #include "tree_sitter/parser.h"
 
@@ -20,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum sketch_token { SKETCH_NEWLINE, SKETCH_INDENT, SKETCH_DEDENT, SKETCH_ERROR_SENTINEL };
+enum sketch_token { SKETCH_NEWLINE, SKETCH_INDENT, SKETCH_DEDENT, SKETCH_ERROR_SENTINEL, SKETCH_BIND };
 
 /* Deeper nesting than this is not a kernel design; the scanner stops
  * opening blocks and the parser reports the unexpected indentation. */
@@ -36,6 +43,28 @@ static void sketch_skip(TSLexer *lexer) { lexer->advance(lexer, true); }
 static bool sketch_emit(TSLexer *lexer, enum sketch_token token) {
   lexer->result_symbol = (TSSymbol)token;
   return true;
+}
+
+static bool sketch_is_word_char(int32_t c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* At the first character of a token: `bind` followed by optional spaces or
+ * tabs and ':' is the section keyword (the token is the word alone). The
+ * characters read past the word are lookahead; on a mismatch the internal
+ * lexer starts over from the token's first character. */
+static bool sketch_scan_bind(TSLexer *lexer, const bool *valid) {
+  if (!valid[SKETCH_BIND] || lexer->lookahead != 'b') return false;
+  static const char word[] = "bind";
+  for (const char *w = word; *w; w++) {
+    if (lexer->eof(lexer) || lexer->lookahead != *w) return false;
+    lexer->advance(lexer, false);
+  }
+  if (!lexer->eof(lexer) && sketch_is_word_char(lexer->lookahead)) return false;
+  lexer->mark_end(lexer);
+  while (!lexer->eof(lexer) && (lexer->lookahead == ' ' || lexer->lookahead == '\t')) lexer->advance(lexer, false);
+  if (lexer->eof(lexer) || lexer->lookahead != ':') return false;
+  return sketch_emit(lexer, SKETCH_BIND);
 }
 
 void *tree_sitter_sketch_external_scanner_create(void) {
@@ -109,7 +138,7 @@ bool tree_sitter_sketch_external_scanner_scan(void *payload, TSLexer *lexer, con
     return false;
   }
 
-  if (!found_eol || lexer->lookahead == '#') return false;
+  if (!found_eol || lexer->lookahead == '#') return sketch_scan_bind(lexer, valid);
 
   uint16_t current = s->indents[s->depth - 1];
   if (indent > current && valid[SKETCH_INDENT] && s->depth < SKETCH_MAX_DEPTH) {
@@ -128,5 +157,5 @@ bool tree_sitter_sketch_external_scanner_scan(void *payload, TSLexer *lexer, con
     if (indent == current) lexer->mark_end(lexer);
     return sketch_emit(lexer, SKETCH_NEWLINE);
   }
-  return false;
+  return sketch_scan_bind(lexer, valid);
 }

@@ -61,6 +61,7 @@ static const char *valid_fixtures[] = {
     "tests/sketch/fixtures/valid/leaky_relu.sketch",  "tests/sketch/fixtures/valid/layernorm.sketch",
     "tests/sketch/fixtures/valid/matmul_tiled.sketch", "tests/sketch/fixtures/valid/conv2d.sketch",
     "tests/sketch/fixtures/valid/maxpool2d.sketch",   "tests/sketch/fixtures/valid/cumsum.sketch",
+    "tests/sketch/fixtures/valid/bound_nll.sketch",
 };
 
 static void test_valid_fixtures(void) {
@@ -180,6 +181,85 @@ static void test_walk_api(void) {
   akg_sketch_free(s);
   akg_sketch_diag_list_free(d);
   free(text);
+}
+
+/* bind: items through the public API, the printer's grouping of them, and
+ * `bind` as an ordinary name. */
+static void test_bindings(void) {
+  static const char text[] = "sketch s {\n"
+                             "  symbols: B, S, H;\n"
+                             "  tensors: x[B * S, H]: f32; y[B * S, H]: f32;\n"
+                             "  constexpr: DIM = 64\n"
+                             "  bind: x = input(\"x\", [B, S, H]), y = output(0, [B, S, H]),\n"
+                             "  bind   : DIM = init(\"dim\")  # specialised\n"
+                             "  @llm_hint(\"vectorize\", \"simd\", 8)\n"
+                             "  @llm_hint(\"math\", \"precise\")\n"
+                             "  for r in range(B * S):\n"
+                             "    t = alloc([2, H])\n"
+                             "    load(x[r, :] -> t[0, :])\n"
+                             "    load(x[r, :] -> t[1, :])\n"
+                             "    store(t[0:1, :] -> y[r:r + 1, :])\n"
+                             "}\n";
+  static const char *const expected = "sketch s {\n"
+                                      "  # specialised\n"
+                                      "  symbols: B, S, H;\n"
+                                      "  tensors: x[B * S, H]: f32; y[B * S, H]: f32;\n"
+                                      "  constexpr: DIM = 64;\n"
+                                      "  bind: x = input(\"x\", [B, S, H]), y = output(0, [B, S, H]);\n"
+                                      "  bind: DIM = init(\"dim\");\n"
+                                      "\n"
+                                      "  @llm_hint(\"vectorize\", \"simd\", 8)\n"
+                                      "  @llm_hint(\"math\", \"precise\")\n"
+                                      "  for r in range(B * S):\n"
+                                      "    t = alloc([2, H])\n"
+                                      "    load(x[r, :] -> t[0, :])\n"
+                                      "    load(x[r, :] -> t[1, :])\n"
+                                      "    store(t[0:1, :] -> y[r:r + 1, :])\n"
+                                      "}\n";
+  round_trip("bindings", text);
+  akg_sketch_diag_list *d = akg_sketch_diag_list_new();
+  akg_sketch *s = NULL;
+  int rc = akg_sketch_parse(text, strlen(text), &s, d);
+  EXPECT(rc == 0, "bindings: does not parse");
+  if (rc == 0) {
+    EXPECT(akg_sketch_has_binding(s) && akg_sketch_bind_count(s) == 3, "bindings: %zu items",
+           akg_sketch_bind_count(s));
+    EXPECT(strcmp(akg_sketch_bind_name(s, 0), "x") == 0 && strcmp(akg_sketch_bind_name(s, 2), "DIM") == 0,
+           "bindings: names in source order");
+    const akg_sketch_expr *v = akg_sketch_bind_value(s, 1);
+    EXPECT(v && akg_sketch_expr_get_kind(v) == AKG_SKETCH_EXPR_CALL && strcmp(akg_sketch_expr_text(v), "output") == 0 &&
+               akg_sketch_expr_item_count(v) == 2,
+           "bindings: the source of y");
+    akg_sketch_span sp = akg_sketch_bind_span(s, 2);
+    EXPECT(sp.line == 5 && sp.col == 11 && sp.end_line == 5 && sp.end_col == 28, "bindings: span %u:%u-%u:%u",
+           sp.line, sp.col, sp.end_line, sp.end_col);
+    EXPECT(akg_sketch_bind_name(s, 3) == NULL && akg_sketch_bind_value(s, 3) == NULL, "bindings: out of range");
+    EXPECT(akg_sketch_check(s, d) == 0, "bindings: checker errors");
+    if (akg_sketch_diag_count(d)) dump_diags(d);
+    const akg_sketch_stmt *loop = akg_sketch_body_at(s, 0);
+    EXPECT(akg_sketch_stmt_hint_count(loop) == 2 && strcmp(akg_sketch_stmt_hint_arg(loop, 0, 2), "8") == 0 &&
+               strcmp(akg_sketch_stmt_hint_value(loop, "math"), "precise") == 0,
+           "bindings: vector width and math mode");
+    char *out = NULL;
+    EXPECT(akg_sketch_print(s, &out) == 0 && strcmp(out, expected) == 0, "bindings: printed\n%s\nexpected\n%s",
+           out ? out : "", expected);
+    free(out);
+  }
+  akg_sketch_free(s);
+  akg_sketch_diag_list_free(d);
+
+  /* `bind` stays an ordinary name wherever no section can start */
+  static const char name[] = "sketch s {\n  tensors: x[4]: f32;\n  bind = alloc([4])\n  load(x[:] -> bind)\n"
+                             "  for i in range(1):\n    bind = relu(bind)\n  store(bind -> x[:])\n}\n";
+  d = akg_sketch_diag_list_new();
+  s = NULL;
+  rc = akg_sketch_parse(name, strlen(name), &s, d);
+  EXPECT(rc == 0 && !akg_sketch_has_binding(s) && akg_sketch_bind_count(s) == 0 && akg_sketch_check(s, d) == 0,
+         "bind as a name");
+  if (akg_sketch_diag_count(d)) dump_diags(d);
+  akg_sketch_free(s);
+  akg_sketch_diag_list_free(d);
+  round_trip("bind as a name", name);
 }
 
 static void test_limits(void) {
@@ -344,6 +424,7 @@ int main(int argc, char **argv) {
   test_comments_kept();
   test_invalid();
   test_walk_api();
+  test_bindings();
   test_limits();
   if (failures) {
     fprintf(stderr, "%d failures\n", failures);

@@ -287,6 +287,28 @@ static const char *const edge_cases[] = {
     "sketch s {\n  x = 1\n  # a\n\n  # b\n  y = 2\n\n\n  z = 3\n}\n",
     "sketch s {\n  for i in range(N):  # x\n    # y\n\n    a = 1\n    # z\n  # w\n# v\n  b = 2\n}\n",
     "sketch s {\n  if a:\n    if b:\n      x = 1\n    # c\n    elif c:\n      y = 1\n  # d\n  else:\n    z = 1\n}\n",
+    /* bind: sections (from index 63 on), integer hint arguments, `bind` as a name */
+    "sketch s {\n  symbols: B, S;\n  tensors: x[B * S]: f32;\n  bind: x = input(\"x\", [B, S]), y = output(0),\n"
+    "  bind   : N = (B + 1) // 2;\n  bind: w = weight(\"a.0.b\")  # c1\n  # c2\n\n  t = 1\n}\n",
+    "sketch s {\n  bind = alloc([4])\n  bind(x, bind)\n  y = bind + 1\n  bind += 1\n  for bind in range(4):\n    pass\n}\n",
+    "sketch s {\n  # a\n  bind: x = input(0)\n  # b\n  symbols: N\n  bind: y = output(0)\n}\n",
+    "sketch s {\n  @llm_hint(\"vectorize\", \"simd\", 8)\n  @llm_hint(\"unroll\", 4, \"4\")\n  @llm_hint(\"math\", \"fast\")\n"
+    "  t = gather(x, i, 1)\n  load(w[0:4] -> t[0, 0:4])\n}\n",
+    "sketch s {  # h\n  bind: x = input(0);\n}\n",
+    "sketch s {\n  x = 1\n  bind: y = output(0)\n}\n",
+    "sketch s {\n  for i in range(4):\n    bind: y = output(0)\n}\n",
+    "sketch s {\n  bind:\n}\n",
+    "sketch s {\n  bind: x = 1; y = 2\n}\n",
+    "sketch s {\n  bind: x = 1,, y = 2\n}\n",
+    "sketch s {\n  bind\t: x = 1\n}\n",
+    "sketch s {\n  bind\n  : x = 1\n}\n",
+    "sketch s {\n  bind: x\n}\n",
+    "sketch s {\n  bind: for = 1\n}\n",
+    "sketch s {\n  binder: x = 1\n}\n",
+    "sketch s { bind: x = 1\n}\n",
+    "sketch s {\n  @llm_hint(\"unroll\", 0x4)\n  for i in range(4):\n    pass\n}\n",
+    "sketch s {\n  @llm_hint(\"unroll\", 1_0)\n  for i in range(4):\n    pass\n}\n",
+    "sketch s {\n  @llm_hint(\"unroll\", -4)\n  for i in range(4):\n    pass\n}\n",
 };
 
 static void test_edge_cases(void) {
@@ -306,7 +328,7 @@ static void test_edge_cases(void) {
     }
   }
   /* a few the fast path must take: the common shapes of hand-written sketches */
-  static const size_t must[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
+  static const size_t must[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 63, 64, 65, 66, 67};
   for (size_t i = 0; i < sizeof must / sizeof must[0]; i++) {
     akg_sketch *s = NULL;
     EXPECT(sketch_parse_fast(edge_cases[must[i]], strlen(edge_cases[must[i]]), &s) == 0,

@@ -9,6 +9,8 @@ endif
 syn case match
 
 syn keyword sketchKeyword      sketch symbols tensors constexpr params pass
+" `bind` opens a header section only before ':'; elsewhere it is a name.
+syn match   sketchKeyword      "^\s*\zsbind\ze\s*:"
 syn keyword sketchRepeat       for in
 syn keyword sketchConditional  if elif else
 syn keyword sketchLogical      not and or
@@ -19,9 +21,10 @@ syn keyword sketchDtype        int8 int16 int32 int64 uint8 float16 bfloat16 flo
 
 " Builtins and operations only where they are called.
 syn match sketchBuiltin   "\<\%(load\|store\|alloc\|range\|tune\|ceil\|min\|max\|arange\)\ze\s*("
+syn match sketchBuiltin   "\<\%(input\|output\|weight\|attr\|init\)\ze\s*("
 syn match sketchOperation "\<\%(neg\|abs\|exp2\|exp\|log2\|log\|sqrt\|rsqrt\|tanh\|sigmoid\|relu6\|relu\|leaky_relu\|gelu_tanh\|gelu\|silu\|mish\|softplus\|elu\|selu\|hardtanh\|hardsigmoid\|hardswish\|softsign\|sin\|cos\|erf\|sign\|recip\|floor_div\|floor\|round\|clamp\)\ze\s*("
 syn match sketchOperation "\<\%(add\|sub\|mul\|div\|pow\|maximum\|minimum\|logical_and\|logical_or\|lt\|le\|gt\|ge\|eq\|ne\|where\)\ze\s*("
-syn match sketchOperation "\<\%(reduce_sum\|reduce_max\|reduce_min\|reduce_mean\|reduce_prod\|reduce_argmax\|argmax\|argmin\|local_cumsum\|local_cumprod\|cumsum\|cumprod\|log_softmax\|softmax\|gemm\|dot\|transpose\|cast\|fill\|zeros\)\ze\s*("
+syn match sketchOperation "\<\%(reduce_sum\|reduce_max\|reduce_min\|reduce_mean\|reduce_prod\|reduce_argmax\|argmax\|argmin\|local_cumsum\|local_cumprod\|cumsum\|cumprod\|log_softmax\|softmax\|gemm\|dot\|transpose\|gather\|cast\|fill\|zeros\)\ze\s*("
 
 syn match sketchDecorator "@\s*\h\w*"
 syn match sketchSketchName "\%(\<sketch\s\+\)\@<=\h\w*"

@@ -134,6 +134,12 @@ export const NODE_SAMPLES: Record<string, string[]> = {
   dtype: ['f32', 'bf16', 'i64', 'bool'],
 };
 
+/** Words that are keywords only in context (`bind` opens a section only
+ * before ':', and is a name elsewhere): the line they are checked on. */
+export const LITERAL_SAMPLES: Record<string, string> = {
+  bind: '  bind: x = input("x"), y = output(0)',
+};
+
 interface Rule {
   match?: RegExp;
   begin?: RegExp;
@@ -232,6 +238,8 @@ function samples(item: QueryItem): { line: string; at: number; length: number }[
     if (!list) return [];
     return list.map((s) => ({ line: s, at: 0, length: s.length }));
   }
+  const context = item.kind === 'literal' ? LITERAL_SAMPLES[item.text] : undefined;
+  if (context !== undefined) return [{ line: context, at: context.indexOf(item.text), length: item.text.length }];
   if (item.capture.startsWith('function')) return [{ line: `${item.text}(x)`, at: 0, length: item.text.length }];
   if (item.capture === 'attribute' && item.text === '@') return [{ line: '@llm_hint("parallel")', at: 0, length: 1 }];
   // Operators and punctuation between operands, words alone.

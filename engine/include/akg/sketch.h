@@ -125,7 +125,8 @@ int akg_sketch_check(akg_sketch *sketch, akg_sketch_diag_list *diags);
  * owned by the caller (free()). Returns 0 or -ENOMEM. */
 int akg_sketch_print(const akg_sketch *sketch, char **out_text);
 
-/* Structural equality (positions and comments are ignored). */
+/* Structural equality (positions, comments, how bind: items are grouped into
+ * sections, and whether a hint's count is written 8 or "8" are ignored). */
 bool akg_sketch_equal(const akg_sketch *a, const akg_sketch *b);
 
 /* ---- declarations ---------------------------------------------------------- */
@@ -170,6 +171,21 @@ const char *akg_sketch_param_name(const akg_sketch *sketch, size_t i);
 akg_dtype akg_sketch_param_dtype(const akg_sketch *sketch, size_t i); /* UNKNOWN if not given */
 const akg_sketch_expr *akg_sketch_param_default(const akg_sketch *sketch, size_t i); /* or NULL */
 
+/* bind: NAME = SOURCE, where each tensor, symbol, param and constexpr comes
+ * from in the task (sketch-grammar/README.md, "Binding a sketch to its
+ * task"). Items are numbered in source order across all bind: sections. */
+size_t akg_sketch_bind_count(const akg_sketch *sketch);
+const char *akg_sketch_bind_name(const akg_sketch *sketch, size_t i);
+/* The SOURCE expression as written: a call such as input("x", [B, S, H]),
+ * output(0), weight("ln.weight"), attr("conv.stride", 0), init("dim"), or an
+ * integer expression of symbols and constexprs. */
+const akg_sketch_expr *akg_sketch_bind_value(const akg_sketch *sketch, size_t i);
+/* The whole item, from NAME to the end of SOURCE. */
+akg_sketch_span akg_sketch_bind_span(const akg_sketch *sketch, size_t i);
+/* Whether the sketch has at least one bind item (only a bound sketch can be
+ * lowered for a task). */
+bool akg_sketch_has_binding(const akg_sketch *sketch);
+
 /* ---- statements ------------------------------------------------------------ */
 
 typedef enum {
@@ -189,7 +205,9 @@ const akg_sketch_stmt *akg_sketch_body_at(const akg_sketch *sketch, size_t i);
 akg_sketch_stmt_kind akg_sketch_stmt_get_kind(const akg_sketch_stmt *st);
 akg_sketch_span akg_sketch_stmt_span(const akg_sketch_stmt *st);
 
-/* @llm_hint(...) decorators written above the statement, in order. */
+/* @llm_hint(...) decorators written above the statement, in order. An
+ * argument is the string's contents, or the digits of a plain integer
+ * (`@llm_hint("vectorize", "simd", 8)` gives "vectorize", "simd", "8"). */
 size_t akg_sketch_stmt_hint_count(const akg_sketch_stmt *st);
 size_t akg_sketch_stmt_hint_arg_count(const akg_sketch_stmt *st, size_t h);
 const char *akg_sketch_stmt_hint_arg(const akg_sketch_stmt *st, size_t h, size_t a);

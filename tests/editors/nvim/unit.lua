@@ -61,7 +61,8 @@ local function run()
   local sk = tmp .. '/relu.sketch'
   vim.fn.writefile({ 'sketch relu {', '  symbols: N;', '  tensors: x[N]: f32; y[N]: f32;',
     '  @llm_hint("parallel", "coreidx")', '  for i in range(0, N, 1024):', '    t = alloc([1024])',
-    '    load(x[i:i+1024] -> t)  # tile', '    store(relu(t) -> y[i:i+1024])', '}' }, sk)
+    '    load(x[i:i+1024] -> t)  # tile', '    store(relu(t) -> y[i:i+1024])',
+    '  bind: x = input("x"), y = output(0)', '  bind = gather(t, t, 0)', '}' }, sk)
   vim.cmd('edit ' .. sk)
   check(vim.bo.filetype == 'sketch', 'sketch filetype, got %q', vim.bo.filetype)
   check(vim.b.current_syntax == 'sketch', 'sketch syntax loaded')
@@ -78,6 +79,8 @@ local function run()
     { 5, 'range', 'sketchBuiltin' }, { 5, '1024', 'sketchNumber' }, { 6, 'alloc', 'sketchBuiltin' },
     { 7, 'load', 'sketchBuiltin' }, { 7, '->', 'sketchOperator' }, { 7, '# tile', 'sketchComment' },
     { 8, 'relu', 'sketchOperation' }, { 8, 'store', 'sketchBuiltin' },
+    { 9, 'bind', 'sketchKeyword' }, { 9, 'input', 'sketchBuiltin' }, { 9, 'output', 'sketchBuiltin' },
+    { 10, 'gather', 'sketchOperation' },
   }
   for _, e in ipairs(expect) do
     local g = group_at(e[1], e[2])

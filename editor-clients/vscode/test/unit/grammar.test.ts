@@ -15,7 +15,7 @@ test('every keyword, operator and builtin of highlights.scm is covered by the Te
     const highlights = readFileSync(highlightsPath, 'utf8');
     const items = queryItems(highlights);
     // The query really was read: its keyword families are all there.
-    for (const word of ['sketch', 'for', 'if', 'not', 'load', 'alloc', '->', '**'])
+    for (const word of ['sketch', 'bind', 'for', 'if', 'not', 'load', 'alloc', 'input', '->', '**'])
       assert.ok(items.some((i) => i.text === word), `highlights.scm item ${word}`);
     const engine = engineNames(root);
     const failures = checkGrammar(grammar, highlights, engine);
@@ -32,7 +32,7 @@ test('every operation and dtype the engine knows is highlighted',
 test('the check fails when the grammar loses a keyword', () => {
   const broken = JSON.parse(JSON.stringify(grammar));
   broken.repository.keyword.patterns = broken.repository.keyword.patterns.filter(
-    (p: { name: string }) => !p.name.startsWith('keyword.control.repeat'));
+    (p: { name?: string }) => !(p.name ?? '').startsWith('keyword.control.repeat'));
   const failures = checkGrammar(broken, '["for" "in"] @keyword.repeat\n(comment) @comment\n');
   assert.deepEqual(failures.map((f) => f.what), ['literal "for" @keyword.repeat', 'literal "in" @keyword.repeat']);
   const unknown = checkGrammar(grammar, '"sketch" @keyword.special\n(mystery) @comment\n');
@@ -51,4 +51,16 @@ test('tokenizing a sketch line', () => {
     ['mask', 'variable.parameter.sketch'], ['=', 'keyword.operator.assignment.sketch'],
     [')', 'punctuation.section.brackets.sketch'], ['# out', 'comment.line.number-sign.sketch'],
   ]);
+});
+
+test('bind is a keyword only where it opens a section', () => {
+  const rules = loadRules(grammar);
+  const scopes = (line: string) =>
+    tokenizeLine(rules, line).map((t) => [line.slice(t.start, t.end), t.scope.split(' ')[0]]);
+  assert.deepEqual(scopes('  bind: x = input("x", [B, S]), y = output(0)').slice(0, 2),
+    [['bind', 'keyword.other.section.sketch'], [':', 'punctuation.separator.colon.sketch']]);
+  for (const line of ['  bind = alloc([4])', '  y = relu(bind)', '  x = bind + 1'])
+    assert.ok(!scopes(line).some(([text, scope]) => text === 'bind' && scope.startsWith('keyword')),
+      `${line}: bind is a name here`);
+  assert.deepEqual(scopes('  g = gather(t, idx, 1)')[2], ['gather', 'support.function.operation.sketch']);
 });
