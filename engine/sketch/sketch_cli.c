@@ -1,8 +1,9 @@
 /*
- * `akg_cli sketch check|fmt`: compiler-style diagnostics and the canonical
- * formatter over sketch files.
+ * `akg_cli sketch check|fmt|json`: compiler-style diagnostics, the canonical
+ * formatter and the JSON form over sketch files.
  */
 #include "akg/sketch.h"
+#include "akg/sketch_json.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -170,6 +171,47 @@ int akg_sketch_cli_fmt(int argc, char **argv) {
       for (size_t k = 0; k < n; k++) akg_sketch_free(list[k]);
       free(list);
     }
+    akg_sketch_diag_list_free(diags);
+    free(text);
+  }
+  return rc;
+}
+
+int akg_sketch_cli_json(int argc, char **argv) {
+  if (argc < 1) {
+    fprintf(stderr, "usage: akg_cli sketch json FILE...\n");
+    return 2;
+  }
+  int rc = 0;
+  for (int i = 0; i < argc; i++) {
+    char *text;
+    size_t len;
+    if (sketch_cli_read(argv[i], &text, &len)) {
+      rc = 2;
+      continue;
+    }
+    akg_sketch_diag_list *diags = akg_sketch_diag_list_new();
+    akg_sketch *sk = NULL;
+    int prc = diags ? akg_sketch_parse(text, len, &sk, diags) : -ENOMEM;
+    int errors = prc == 0 ? akg_sketch_check(sk, diags) : 0;
+    sketch_cli_print_diags(argv[i], diags);
+    char *out = NULL;
+    if (prc == 0 && errors == 0) {
+      cJSON *json = akg_sketch_to_json(sk);
+      out = json ? cJSON_PrintUnformatted(json) : NULL;
+      cJSON_Delete(json);
+      if (!out) prc = -ENOMEM;
+    }
+    if (prc == -ENOMEM || errors < 0) {
+      fprintf(stderr, "%s: out of memory\n", argv[i]);
+      rc = 2;
+    } else if (!out) {
+      if (rc == 0) rc = 1;
+    } else {
+      printf("%s\n", out);
+    }
+    free(out);
+    akg_sketch_free(sk);
     akg_sketch_diag_list_free(diags);
     free(text);
   }

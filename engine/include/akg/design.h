@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "akg/backend.h"
 #include "akg/task.h"
 
 #define AKG_DESIGN_MAX_SCALARS 4
@@ -127,16 +128,6 @@ int akg_rules_pool(const akg_reference *, const cJSON *, const cJSON *, int, akg
 /* The design as JSON (for the report and the store); the caller deletes it. */
 cJSON *akg_design_to_json(const akg_design *d);
 
-/* Generated sources for one candidate. */
-typedef struct {
-    char *kernel_source;      /* the DSL source (kernel.cpp) */
-    char *kernel_filename;    /* "kernel.cpp" */
-    char *library_filename;   /* "kernel_<hash>.so": unique per source, so a warm
-                                 worker never reuses a stale library */
-    char *model_new_source;   /* model_new.py */
-} akg_kernel_files;
-
-void akg_kernel_files_free(akg_kernel_files *k);
 
 struct akg_sketch;
 

@@ -406,13 +406,35 @@ static void sketch_node_ref(akg_buf *b, const akg_design *d, int n)
         akg_buf_appendf(b, "t%d", n);
 }
 
-static char *pointwise_sketch(const akg_design *d, const akg_reference *ref)
+/* The probed rank of forward's input `input` (0 for a scalar tensor). */
+static int probed_rank(const cJSON *probe, int input)
+{
+    const cJSON *in = cJSON_GetArrayItem(cJSON_GetObjectItem(probe, "inputs"), input);
+    return cJSON_GetArraySize(cJSON_GetObjectItem(in, "shape"));
+}
+
+/* "[D0, D1, D2]" for rank 3 */
+static void dims_list(akg_buf *b, int rank)
+{
+    akg_buf_puts(b, "[");
+    for (int i = 0; i < rank; i++)
+        akg_buf_appendf(b, "%sD%d", i ? ", " : "", i);
+    akg_buf_puts(b, "]");
+}
+
+static char *pointwise_sketch(const akg_design *d, const akg_reference *ref, const cJSON *probe)
 {
     akg_buf b;
     akg_buf_init(&b, 1 << 16);
-    akg_buf_appendf(&b, "# %s: one fused elementwise pass over the flattened inputs\n", d->op_name);
+    int rank = d->n_inputs ? probed_rank(probe, d->inputs[0]) : 0;
+    akg_buf_appendf(&b, "# %s: one fused elementwise pass over the flattened inputs (N elements),\n",
+                    d->op_name);
+    akg_buf_puts(&b, "# BLOCK elements per task, tasks split across the cores\n");
     akg_buf_appendf(&b, "sketch %s {\n", d->op_name);
-    akg_buf_puts(&b, "  symbols: N;\n  tensors: ");
+    akg_buf_puts(&b, "  symbols: N");
+    for (int i = 0; i < rank; i++)
+        akg_buf_appendf(&b, ", D%d", i);
+    akg_buf_puts(&b, ";\n  tensors: ");
     for (int i = 0; i < d->n_inputs; i++)
         akg_buf_appendf(&b, "%s[N]: f32; ", ref->forward_params[d->inputs[i]].name);
     akg_buf_puts(&b, "out[N]: f32;\n");
@@ -429,9 +451,31 @@ static char *pointwise_sketch(const akg_design *d, const akg_reference *ref)
     for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
         if (blocks[i] != d->block)
             akg_buf_appendf(&b, ", %ld", blocks[i]);
-    akg_buf_puts(&b, ");\n\n");
+    akg_buf_puts(&b, ");\n");
+    /* the binding: every input has the first one's shape, flattened */
+    for (int i = 0; i < d->n_inputs; i++) {
+        const char *nm = ref->forward_params[d->inputs[i]].name;
+        akg_buf_appendf(&b, "  bind: %s = input(\"%s\", ", nm, nm);
+        dims_list(&b, rank);
+        akg_buf_puts(&b, ")");
+        if (i == 0) {
+            akg_buf_puts(&b, ", N = 1");
+            for (int k = 0; k < rank; k++)
+                akg_buf_appendf(&b, " * D%d", k);
+        }
+        akg_buf_puts(&b, "\n");
+    }
+    akg_buf_puts(&b, "  bind: out = output(0, ");
+    dims_list(&b, rank);
+    akg_buf_puts(&b, ")");
+    for (int i = 0; i < d->n_scalars; i++)
+        if (d->scalars[i].source == AKG_SCALAR_INIT_PARAM)
+            akg_buf_appendf(&b, ", %s = init(\"%s\")", d->scalars[i].name, d->scalars[i].init_name);
+    akg_buf_puts(&b, "\n\n");
     if (d->parallel)
         akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
+    if (d->math == AKG_MATH_PRECISE)
+        akg_buf_puts(&b, "  @llm_hint(\"math\", \"precise\")\n");
     akg_buf_puts(&b, "  for i in range(0, N, BLOCK):\n");
     for (int n = 0; n < d->n_nodes; n++) {
         const akg_pw_node *m = &d->nodes[n];
@@ -463,40 +507,107 @@ static char *pointwise_sketch(const akg_design *d, const akg_reference *ref)
     if (d->nontemporal)
         akg_buf_puts(&b, ", llm_hint=[\"nontemporal\"]");
     akg_buf_puts(&b, ")\n}\n");
+    if (akg_buf_status(&b)) {
+        akg_buf_free(&b);
+        return NULL;
+    }
     return akg_buf_steal(&b);
 }
 
-static char *softmax_sketch(const akg_design *d)
+/* One softmax of the sketch's body over a tile of x (a row, or CH columns): the max, then
+ * the exponentials written straight to the output (their stores overlap the exp's
+ * arithmetic), then their sum read back from the output while it is in cache, then the scale
+ * in place. log_softmax needs no second pass over the output. */
+static void softmax_body(akg_buf *b, const akg_design *d, const char *ind, const char *region,
+                         const char *shape, int axis)
+{
+    akg_buf_appendf(b, "%st = alloc(%s)\n%sload(x[%s] -> t)\n", ind, shape, ind, region);
+    akg_buf_appendf(b, "%s@llm_hint(\"vectorize\", \"simd\")\n%sm = reduce_max(t, axis=%d)\n", ind,
+                    ind, axis);
+    if (d->log_softmax) {
+        akg_buf_appendf(b, "%s@llm_hint(\"vectorize\", \"simd\")\n%ss = reduce_sum(exp(sub(t, m)), "
+                           "axis=%d)\n",
+                        ind, ind, axis);
+        akg_buf_appendf(b, "%s@llm_hint(\"vectorize\", \"simd\")\n", ind);
+        akg_buf_appendf(b, "%sstore(sub(sub(t, m), log(s)) -> y[%s])\n", ind, region);
+        return;
+    }
+    akg_buf_appendf(b, "%s@llm_hint(\"vectorize\", \"simd\")\n%sstore(exp(sub(t, m)) -> y[%s])\n",
+                    ind, ind, region);
+    akg_buf_appendf(b, "%se = alloc(%s)\n%sload(y[%s] -> e)\n", ind, shape, ind, region);
+    akg_buf_appendf(b, "%s@llm_hint(\"vectorize\", \"simd\")\n%ss = reduce_sum(e, axis=%d)\n", ind,
+                    ind, axis);
+    akg_buf_appendf(b, "%s@llm_hint(\"vectorize\", \"simd\")\n", ind);
+    akg_buf_appendf(b, "%sstore(mul(e, recip(s)) -> y[%s])\n", ind, region);
+}
+
+static char *softmax_sketch(const akg_design *d, const akg_reference *ref, const cJSON *probe)
 {
     akg_buf b;
     akg_buf_init(&b, 1 << 16);
-    akg_buf_appendf(&b,
-                    "# %s over one dim: the input is viewed as [O, D, I] with D the reduced dim\n",
-                    d->op_name);
+    int in = d->n_inputs ? d->inputs[0] : 0;
+    int rank = probed_rank(probe, in);
+    int dim = (int)d->dim.value;
+    if (dim < 0)
+        dim += rank;
+    if (rank == 0)
+        dim = 0;
+    const char *xname = ref->forward_params[in].name;
+    akg_buf_appendf(&b, "# %s over dim %d: the input is viewed as [O, D, I] with D that dim\n",
+                    d->op_name, (int)d->dim.value);
     akg_buf_appendf(&b, "sketch %s {\n", d->op_name);
-    akg_buf_puts(&b, "  symbols: O, D, I;\n  tensors: x[O, D, I]: f32; y[O, D, I]: f32;\n");
-    akg_buf_appendf(&b, "  constexpr: ROWS = tune(%ld", d->rows);
-    static const long rows[] = {1, 4, 16};
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        if (rows[i] != d->rows)
-            akg_buf_appendf(&b, ", %ld", rows[i]);
-    akg_buf_puts(&b, ");\n\n");
-    if (d->parallel)
-        akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
-    akg_buf_puts(&b, "  for o in range(0, O):\n");
-    akg_buf_puts(&b, "    for r in range(0, I, ROWS):\n");
-    akg_buf_puts(&b, "      t = alloc([D, ROWS], llm_hint=[\"fast\"])\n");
-    akg_buf_puts(&b, "      load(x[o, :, r:r+ROWS] -> t)\n");
-    akg_buf_puts(&b, "      m = reduce_max(t, axis=0)\n");
-    if (d->vectorize)
-        akg_buf_puts(&b, "      @llm_hint(\"vectorize\", \"simd\")\n");
-    akg_buf_puts(&b, "      e = exp(sub(t, m))\n");
-    akg_buf_puts(&b, "      s = reduce_sum(e, axis=0)\n");
-    if (d->log_softmax)
-        akg_buf_puts(&b, "      o2 = sub(sub(t, m), log(s))\n");
+    akg_buf_puts(&b, "  symbols: O, D, I");
+    for (int i = 0; i < rank; i++)
+        akg_buf_appendf(&b, ", A%d", i);
+    akg_buf_puts(&b, ";\n  tensors: x[O, D, I]: f32; y[O, D, I]: f32;\n");
+    akg_buf_appendf(&b, "  constexpr: CH = tune(%ld, 16, 256)", d->rows > 0 ? d->rows * 16 : 64);
+    if (d->dim.source == AKG_SCALAR_INIT_PARAM)
+        akg_buf_appendf(&b, ", DIM = %d", (int)d->dim.value);
+    akg_buf_puts(&b, ";\n");
+    akg_buf_appendf(&b, "  bind: x = input(\"%s\", [", xname);
+    for (int i = 0; i < rank; i++)
+        akg_buf_appendf(&b, "%sA%d", i ? ", " : "", i);
+    akg_buf_puts(&b, "]), O = 1");
+    for (int i = 0; i < dim; i++)
+        akg_buf_appendf(&b, " * A%d", i);
+    if (rank)
+        akg_buf_appendf(&b, ", D = A%d", dim);
     else
-        akg_buf_puts(&b, "      o2 = div(e, s)\n");
-    akg_buf_puts(&b, "      store(o2 -> y[o, :, r:r+ROWS])\n}\n");
+        akg_buf_puts(&b, ", D = 1");
+    akg_buf_puts(&b, ", I = 1");
+    for (int i = dim + 1; i < rank; i++)
+        akg_buf_appendf(&b, " * A%d", i);
+    akg_buf_puts(&b, "\n  bind: y = output(0, [");
+    for (int i = 0; i < rank; i++)
+        akg_buf_appendf(&b, "%sA%d", i ? ", " : "", i);
+    akg_buf_puts(&b, "])");
+    if (d->dim.source == AKG_SCALAR_INIT_PARAM)
+        akg_buf_appendf(&b, ", DIM = init(\"%s\")", d->dim.init_name);
+    akg_buf_puts(&b, "\n\n");
+    const char *par = d->parallel ? "@llm_hint(\"parallel\", \"coreidx\")\n" : "";
+    if (d->math == AKG_MATH_PRECISE)
+        akg_buf_puts(&b, "  @llm_hint(\"math\", \"precise\")\n");
+    akg_buf_puts(&b, "  if I == 1:\n");
+    akg_buf_puts(&b, "    # contiguous rows, one per task: the row's max, exp (kept) and its sum, "
+                     "then the scale\n");
+    if (par[0])
+        akg_buf_appendf(&b, "    %s", par);
+    akg_buf_puts(&b, "    for o in range(0, O):\n");
+    softmax_body(&b, d, "      ", "o, :, 0", "[D]", 0);
+    akg_buf_puts(&b, "  else:\n");
+    akg_buf_puts(&b, "    # strided: CH columns at a time, vectorised along them\n");
+    if (par[0])
+        akg_buf_appendf(&b, "    %s", par);
+    akg_buf_puts(&b, "    for o in range(0, O):\n");
+    if (par[0])
+        akg_buf_appendf(&b, "      %s", par);
+    akg_buf_puts(&b, "      for c in range(0, I, CH):\n");
+    softmax_body(&b, d, "        ", "o, :, c:c+CH", "[D, CH]", 0);
+    akg_buf_puts(&b, "}\n");
+    if (akg_buf_status(&b)) {
+        akg_buf_free(&b);
+        return NULL;
+    }
     return akg_buf_steal(&b);
 }
 
@@ -643,7 +754,7 @@ static int design_pointwise(const akg_reference *ref, const cJSON *probe, const 
         d->n_inputs = 1;
         d->inputs[0] = d->nodes[c.softmax_node].input;
         snprintf(d->op_name, sizeof d->op_name, "%s", d->log_softmax ? "log_softmax" : "softmax");
-        d->sketch_text = softmax_sketch(d);
+        d->sketch_text = softmax_sketch(d, ref, probe);
     } else {
         d->kind = AKG_DESIGN_POINTWISE;
         d->result = result;
@@ -656,7 +767,7 @@ static int design_pointwise(const akg_reference *ref, const cJSON *probe, const 
          * was the reference paying for the writes still draining. */
         d->nontemporal = 0;
         name_design(d);
-        d->sketch_text = pointwise_sketch(d, ref);
+        d->sketch_text = pointwise_sketch(d, ref, probe);
     }
     *out = d;
     return AKG_OK;

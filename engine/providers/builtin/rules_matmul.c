@@ -18,6 +18,7 @@
 #include "akg/akg.h"
 #include "akg/design.h"
 #include "rule_util.h"
+#include "rules_matmul_sketch.h"
 
 typedef struct {
     int input;   /* forward parameter index */
@@ -160,109 +161,6 @@ static int read_einsum(const char *spec, int *trans_a, int *trans_b, int *rank_a
     return o[io - 2] == m && o[io - 1] == n ? 0 : -1;
 }
 
-static char *gemm_sketch(const char *name, int tri, int trans_a, int trans_b, long mr, long nr,
-                         long kc, long mc, long nc)
-{
-    akg_buf b;
-    akg_buf_init(&b, 1 << 16);
-    akg_buf_appendf(&b,
-                    "# %s: C[z] = op(A[z]) @ op(B[z]) as a packed GEMM: A packed into MR-row panels,\n"
-                    "# B into NR-column panels (transposes absorbed in the packing), an MR x NR\n"
-                    "# accumulator tile in registers per KC-long slice of K; blocks of C in parallel.\n",
-                    name);
-    if (tri)
-        akg_buf_appendf(&b, "# Only C blocks that meet the %s triangle are computed; the rest are "
-                            "stored as zeros.\n",
-                        tri == 1 ? "lower" : "upper");
-    akg_buf_appendf(&b, "sketch %s {\n", name);
-    akg_buf_puts(&b, "  symbols: Z, M, N, K;\n");
-    akg_buf_appendf(&b, "  tensors: a[Z, %s]: f32; b[Z, %s]: f32; c[Z, M, N]: f32;\n",
-                    trans_a ? "K, M" : "M, K", trans_b ? "N, K" : "K, N");
-    akg_buf_appendf(&b, "  constexpr: MR = tune(%ld%s), NR = tune(%ld%s), KC = tune(%ld%s), "
-                        "MC = tune(%ld%s), NC = tune(%ld%s);\n\n",
-                    mr, mr == 6 ? ", 4" : ", 6", nr, nr == 16 ? ", 24, 8" : ", 16", kc,
-                    kc == 256 ? ", 128, 384" : ", 256", mc, mc == 96 ? ", 48, 144" : ", 96", nc,
-                    nc == 1024 ? ", 512, 2048" : ", 1024");
-    akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
-    akg_buf_puts(&b, "  for z in range(0, Z):\n");
-    akg_buf_puts(&b, "    for m0 in range(0, M, MC):\n");
-    akg_buf_puts(&b, "      for n0 in range(0, N, NC):\n");
-    akg_buf_puts(&b, "        for k0 in range(0, K, KC):\n");
-    akg_buf_puts(&b, "          # packing: the panels are stored in op(A)/op(B) order whatever the layout\n");
-    akg_buf_puts(&b, "          pa = alloc([MC, KC], llm_hint=[\"medium\"])\n");
-    if (trans_a)
-        akg_buf_puts(&b, "          pa = transpose(a[z, k0:k0+KC, m0:m0+MC])\n");
-    else
-        akg_buf_puts(&b, "          load(a[z, m0:m0+MC, k0:k0+KC] -> pa)\n");
-    akg_buf_puts(&b, "          pb = alloc([KC, NC], llm_hint=[\"medium\"])\n");
-    if (trans_b)
-        akg_buf_puts(&b, "          pb = transpose(b[z, n0:n0+NC, k0:k0+KC])\n");
-    else
-        akg_buf_puts(&b, "          load(b[z, k0:k0+KC, n0:n0+NC] -> pb)\n");
-    akg_buf_puts(&b, "          for j in range(0, NC, NR):\n");
-    akg_buf_puts(&b, "            for i in range(0, MC, MR):\n");
-    akg_buf_puts(&b, "              acc = alloc([MR, NR], llm_hint=[\"fastest\", \"accumulator\", "
-                     "\"init_zero\"])\n");
-    akg_buf_puts(&b, "              if k0 > 0:\n");
-    akg_buf_puts(&b, "                load(c[z, m0+i:m0+i+MR, n0+j:n0+j+NR] -> acc)\n");
-    akg_buf_puts(&b, "              ta = alloc([MR, KC], llm_hint=[\"fast\"])\n");
-    akg_buf_puts(&b, "              load(pa[i:i+MR, :] -> ta)\n");
-    akg_buf_puts(&b, "              tb = alloc([KC, NR], llm_hint=[\"fast\"])\n");
-    akg_buf_puts(&b, "              load(pb[:, j:j+NR] -> tb)\n");
-    akg_buf_puts(&b, "              @llm_hint(\"vectorize\", \"simd\")\n");
-    akg_buf_puts(&b, "              gemm(ta, tb, acc)\n");
-    akg_buf_puts(&b, "              store(acc -> c[z, m0+i:m0+i+MR, n0+j:n0+j+NR])\n");
-    akg_buf_puts(&b, "}\n");
-    return akg_buf_steal(&b);
-}
-
-static char *gemv_sketch(const char *name, long rows)
-{
-    akg_buf b;
-    akg_buf_init(&b, 1 << 16);
-    akg_buf_appendf(&b,
-                    "# %s: y[M] = A[M, K] @ x[K], one column on the right: a bandwidth-bound\n"
-                    "# product. ROWS rows of A share each vector load of x; the dot products\n"
-                    "# accumulate in vector lanes; row blocks run in parallel.\n",
-                    name);
-    akg_buf_appendf(&b, "sketch %s {\n", name);
-    akg_buf_puts(&b, "  symbols: M, K;\n  tensors: a[M, K]: f32; x[K]: f32; y[M]: f32;\n");
-    akg_buf_appendf(&b, "  constexpr: ROWS = tune(%ld%s);\n\n", rows, rows == 4 ? ", 2, 8" : ", 4");
-    akg_buf_puts(&b, "  xt = alloc([K], llm_hint=[\"fast\", \"reuse\"])\n");
-    akg_buf_puts(&b, "  load(x[:] -> xt)\n");
-    akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
-    akg_buf_puts(&b, "  for r in range(0, M, ROWS):\n");
-    akg_buf_puts(&b, "    t = alloc([ROWS, K], llm_hint=[\"fast\"])\n");
-    akg_buf_puts(&b, "    load(a[r:r+ROWS, :] -> t)\n");
-    akg_buf_puts(&b, "    @llm_hint(\"vectorize\", \"simd\")\n");
-    akg_buf_puts(&b, "    s = reduce_sum(mul(t, xt), axis=1)\n");
-    akg_buf_puts(&b, "    store(s -> y[r:r+ROWS])\n}\n");
-    return akg_buf_steal(&b);
-}
-
-static char *rowscale_sketch(const char *name, long rows)
-{
-    akg_buf b;
-    akg_buf_init(&b, 1 << 16);
-    akg_buf_appendf(&b,
-                    "# %s: C = diag(v) @ B is row i of B scaled by v[i]; the diagonal matrix is\n"
-                    "# never built and no product is computed.\n",
-                    name);
-    akg_buf_appendf(&b, "sketch %s {\n", name);
-    akg_buf_puts(&b, "  symbols: M, N;\n  tensors: v[M]: f32; b[M, N]: f32; c[M, N]: f32;\n");
-    akg_buf_appendf(&b, "  constexpr: ROWS = tune(%ld%s);\n\n", rows, rows == 4 ? ", 1, 16" : ", 4");
-    akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
-    akg_buf_puts(&b, "  for r in range(0, M, ROWS):\n");
-    akg_buf_puts(&b, "    s = alloc([ROWS, 1], llm_hint=[\"fastest\"])\n");
-    akg_buf_puts(&b, "    load(v[r:r+ROWS] -> s)\n");
-    akg_buf_puts(&b, "    t = alloc([ROWS, N], llm_hint=[\"fast\"])\n");
-    akg_buf_puts(&b, "    load(b[r:r+ROWS, :] -> t)\n");
-    akg_buf_puts(&b, "    @llm_hint(\"vectorize\", \"simd\")\n");
-    akg_buf_puts(&b, "    o = mul(t, s)\n");
-    akg_buf_puts(&b, "    store(o -> c[r:r+ROWS, :])\n}\n");
-    return akg_buf_steal(&b);
-}
-
 int akg_rules_matmul(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
                      int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
 {
@@ -364,13 +262,30 @@ int akg_rules_matmul(const akg_reference *ref, const cJSON *probe, const cJSON *
     cJSON_AddNumberToObject(p, "diagonal", diagonal.value);
     if (diagonal.source == AKG_SCALAR_INIT_PARAM)
         cJSON_AddStringToObject(p, "diagonal_from_init", diagonal.init_name);
+    akg_matmul_spec spec = {0};
+    spec.name = name;
+    spec.a_name = ref->forward_params[A.input].name;
+    spec.b_name = ref->forward_params[B.input].name;
+    spec.rank_a = ra;
+    spec.rank_b = rb;
+    spec.trans_a = A.trans;
+    spec.trans_b = B.trans;
+    spec.tri = tri;
+    spec.diag = (long)diagonal.value;
+    if (diagonal.source == AKG_SCALAR_INIT_PARAM)
+        snprintf(spec.diag_init, sizeof spec.diag_init, "%s", diagonal.init_name);
+    spec.mr = 6;
+    spec.nr = 16;
+    spec.kc = retry ? 128 : 256;
+    spec.mc = retry ? 48 : 96;
+    spec.nc = 1024;
+    spec.rows = retry ? 2 : 4;
     if (!strcmp(kind, "gemm"))
-        d->sketch_text = gemm_sketch(name, tri, A.trans, B.trans, 6, 16, retry ? 128 : 256,
-                                     retry ? 48 : 96, 1024);
+        d->sketch_text = akg_matmul_gemm_sketch(&spec);
     else if (!strcmp(kind, "gemv"))
-        d->sketch_text = gemv_sketch(name, retry ? 2 : 4);
+        d->sketch_text = akg_matmul_gemv_sketch(&spec);
     else
-        d->sketch_text = rowscale_sketch(name, retry ? 1 : 4);
+        d->sketch_text = akg_matmul_rowscale_sketch(&spec);
     if (!d->sketch_text) {
         akg_design_free(d);
         return AKG_ENOMEM;

@@ -1,0 +1,321 @@
+/*
+ * lw_index.c: integer (index) expressions of a sketch as C++ text.
+ *
+ * Index arithmetic is on 64-bit integers with Python's floor `//` and `%`
+ * (the language reference). Operands that are known non-negative (sizes,
+ * loop variables of ranges that start at 0 or more, constants) use C++'s own
+ * division; others go through akg_fdiv/akg_fmod of the prelude. Constants
+ * fold, so tile shapes written with constexprs are known at compile time.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lw.h"
+
+static bool fold(const char *op, int64_t a, int64_t b, int64_t *out)
+{
+    if (!strcmp(op, "+"))
+        return !__builtin_add_overflow(a, b, out);
+    if (!strcmp(op, "-"))
+        return !__builtin_sub_overflow(a, b, out);
+    if (!strcmp(op, "*"))
+        return !__builtin_mul_overflow(a, b, out);
+    if (!strcmp(op, "//") || !strcmp(op, "%")) {
+        if (b == 0 || (a == INT64_MIN && b == -1))
+            return false;
+        int64_t q = a / b, r = a % b;
+        if (r != 0 && ((r < 0) != (b < 0))) {
+            q -= 1;
+            r += b;
+        }
+        *out = !strcmp(op, "//") ? q : r;
+        return true;
+    }
+    if (!strcmp(op, "**")) {
+        if (b < 0 || b > 62)
+            return false;
+        int64_t r = 1;
+        for (int64_t i = 0; i < b; i++)
+            if (__builtin_mul_overflow(r, a, &r))
+                return false;
+        *out = r;
+        return true;
+    }
+    if (!strcmp(op, "<<")) {
+        if (b < 0 || b > 62)
+            return false;
+        *out = a << b;
+        return true;
+    }
+    if (!strcmp(op, ">>")) {
+        if (b < 0 || b > 63)
+            return false;
+        *out = a >> b;
+        return true;
+    }
+    if (!strcmp(op, "&")) { *out = a & b; return true; }
+    if (!strcmp(op, "|")) { *out = a | b; return true; }
+    if (!strcmp(op, "^")) { *out = a ^ b; return true; }
+    if (!strcmp(op, "<")) { *out = a < b; return true; }
+    if (!strcmp(op, "<=")) { *out = a <= b; return true; }
+    if (!strcmp(op, ">")) { *out = a > b; return true; }
+    if (!strcmp(op, ">=")) { *out = a >= b; return true; }
+    if (!strcmp(op, "==")) { *out = a == b; return true; }
+    if (!strcmp(op, "!=")) { *out = a != b; return true; }
+    if (!strcmp(op, "and")) { *out = a && b; return true; }
+    if (!strcmp(op, "or")) { *out = a || b; return true; }
+    return false;
+}
+
+static const char *c_op(const char *op)
+{
+    if (!strcmp(op, "and"))
+        return "&&";
+    if (!strcmp(op, "or"))
+        return "||";
+    return op;
+}
+
+static const char *const_name(lw_ctx *L, const char *name, bool *known, int64_t *k);
+
+bool lw_index_nonneg(lw_ctx *L, const akg_sketch_expr *e)
+{
+    switch (akg_sketch_expr_get_kind(e)) {
+    case AKG_SKETCH_EXPR_INT:
+        return akg_sketch_expr_int(e) >= 0;
+    case AKG_SKETCH_EXPR_BOOL:
+        return true;
+    case AKG_SKETCH_EXPR_NAME: {
+        lw_val *v = lw_lookup(L, akg_sketch_expr_text(e));
+        if (v)
+            return v->kind == LV_SCALAR && v->nonneg;
+        bool known = false;
+        int64_t k = 0;
+        return const_name(L, akg_sketch_expr_text(e), &known, &k) && known && k >= 0;
+    }
+    case AKG_SKETCH_EXPR_BINARY: {
+        const char *op = akg_sketch_expr_text(e);
+        if (!strcmp(op, "+") || !strcmp(op, "*") || !strcmp(op, "//") || !strcmp(op, "%") ||
+            !strcmp(op, "**"))
+            return lw_index_nonneg(L, akg_sketch_expr_lhs(e)) &&
+                   lw_index_nonneg(L, akg_sketch_expr_rhs(e));
+        return false;
+    }
+    case AKG_SKETCH_EXPR_CALL: {
+        const char *f = akg_sketch_expr_text(e);
+        size_t n = akg_sketch_expr_item_count(e);
+        if (!strcmp(f, "min") || !strcmp(f, "ceil") || !strcmp(f, "floor_div")) {
+            for (size_t i = 0; i < n; i++)
+                if (!lw_index_nonneg(L, akg_sketch_expr_item(e, i)))
+                    return false;
+            return n > 0;
+        }
+        if (!strcmp(f, "max")) {
+            for (size_t i = 0; i < n; i++)
+                if (lw_index_nonneg(L, akg_sketch_expr_item(e, i)))
+                    return true;
+            return false;
+        }
+        return false;
+    }
+    default:
+        return false;
+    }
+}
+
+static const char *const_name(lw_ctx *L, const char *name, bool *known, int64_t *k)
+{
+    const akg_sketch *sk = L->sk;
+    for (size_t i = 0; i < akg_sketch_const_count(sk); i++) {
+        if (strcmp(akg_sketch_const_name(sk, i), name) != 0)
+            continue;
+        int64_t v;
+        if (akg_sketch_const_int(sk, i, &v) != 0)
+            return NULL;
+        *known = true;
+        *k = v;
+        return lw_strf(L, "C_%s", name);
+    }
+    return NULL;
+}
+
+const char *lw_index(lw_ctx *L, const akg_sketch_expr *e, bool *known, int64_t *k)
+{
+    bool kn = false;
+    int64_t kv = 0;
+    const char *r = NULL;
+    if (!known)
+        known = &kn;
+    if (!k)
+        k = &kv;
+    *known = false;
+    if (!e || !lw_ok(L))
+        return "0";
+    switch (akg_sketch_expr_get_kind(e)) {
+    case AKG_SKETCH_EXPR_INT:
+    case AKG_SKETCH_EXPR_BOOL:
+        *known = true;
+        *k = akg_sketch_expr_int(e);
+        return lw_strf(L, "%lld", (long long)*k);
+    case AKG_SKETCH_EXPR_NAME: {
+        const char *name = akg_sketch_expr_text(e);
+        lw_val *v = lw_lookup(L, name);
+        if (v) {
+            if (v->kind != LV_SCALAR) {
+                lw_fail(L, "'%s' is a tile; index expressions take integers", name);
+                return "0";
+            }
+            if (lw_is_float(v->dt)) {
+                lw_fail(L, "'%s' is a %s scalar; index expressions take integers", name,
+                        akg_dtype_name(v->dt));
+                return "0";
+            }
+            if (v->loopvar)
+                L->saw_loopvar = true;
+            char *end = NULL;
+            long long lit = strtoll(v->c, &end, 10);
+            if (end && end != v->c && *end == '\0') { /* a symbol refined to a constant */
+                *known = true;
+                *k = lit;
+            }
+            return v->c;
+        }
+        r = const_name(L, name, known, k);
+        if (r)
+            return r;
+        lw_fail(L, "'%s' is not an integer the kernel knows here", name);
+        return "0";
+    }
+    case AKG_SKETCH_EXPR_UNARY: {
+        bool ak;
+        int64_t av;
+        const char *a = lw_index(L, akg_sketch_expr_lhs(e), &ak, &av);
+        const char *op = akg_sketch_expr_text(e);
+        if (!strcmp(op, "+")) {
+            *known = ak;
+            *k = av;
+            return a;
+        }
+        if (!strcmp(op, "-")) {
+            if (ak && av != INT64_MIN) {
+                *known = true;
+                *k = -av;
+                return lw_strf(L, "%lld", (long long)*k);
+            }
+            return lw_strf(L, "(-%s)", a);
+        }
+        if (!strcmp(op, "not")) {
+            if (ak) {
+                *known = true;
+                *k = !av;
+            }
+            return lw_strf(L, "(!%s)", a);
+        }
+        if (!strcmp(op, "~"))
+            return lw_strf(L, "(~%s)", a);
+        lw_fail(L, "unsupported operator %s in an index expression", op);
+        return "0";
+    }
+    case AKG_SKETCH_EXPR_BINARY: {
+        const char *op = akg_sketch_expr_text(e);
+        bool ak, bk;
+        int64_t av, bv;
+        const char *a = lw_index(L, akg_sketch_expr_lhs(e), &ak, &av);
+        const char *b = lw_index(L, akg_sketch_expr_rhs(e), &bk, &bv);
+        if (!strcmp(op, "/")) {
+            lw_fail(L, "'/' is true division; integer index expressions use '//'");
+            return "0";
+        }
+        if (ak && bk && fold(op, av, bv, k)) {
+            *known = true;
+            /* keep constexpr names readable when one side is a plain number */
+            return lw_strf(L, "%lld", (long long)*k);
+        }
+        if (!strcmp(op, "//") || !strcmp(op, "%")) {
+            bool nn = lw_index_nonneg(L, akg_sketch_expr_lhs(e)) &&
+                      lw_index_nonneg(L, akg_sketch_expr_rhs(e));
+            if (nn)
+                return lw_strf(L, "(%s %s %s)", a, op[0] == '/' ? "/" : "%", b);
+            return lw_strf(L, "%s(%s, %s)", op[0] == '/' ? "akg_fdiv" : "akg_fmod", a, b);
+        }
+        if (!strcmp(op, "**")) {
+            return lw_strf(L, "akg_ipow(%s, %s)", a, b);
+        }
+        if (ak && !strcmp(op, "*") && av == 1)
+            return b;
+        if (bk && (!strcmp(op, "*") || !strcmp(op, "//")) && bv == 1)
+            return a;
+        if (bk && (!strcmp(op, "+") || !strcmp(op, "-")) && bv == 0)
+            return a;
+        if (ak && !strcmp(op, "+") && av == 0)
+            return b;
+        return lw_strf(L, "(%s %s %s)", a, c_op(op), b);
+    }
+    case AKG_SKETCH_EXPR_CALL: {
+        const char *f = akg_sketch_expr_text(e);
+        size_t n = akg_sketch_expr_item_count(e);
+        if ((!strcmp(f, "ceil") || !strcmp(f, "floor_div")) && n == 2) {
+            bool ak, bk;
+            int64_t av, bv;
+            const char *a = lw_index(L, akg_sketch_expr_item(e, 0), &ak, &av);
+            const char *b = lw_index(L, akg_sketch_expr_item(e, 1), &bk, &bv);
+            if (ak && bk && bv != 0) {
+                int64_t q;
+                if (!strcmp(f, "ceil")) {
+                    int64_t num;
+                    if (!__builtin_add_overflow(av, bv - 1, &num) && fold("//", num, bv, &q) &&
+                        av >= 0 && bv > 0) {
+                        *known = true;
+                        *k = q;
+                        return lw_strf(L, "%lld", (long long)q);
+                    }
+                } else if (fold("//", av, bv, &q)) {
+                    *known = true;
+                    *k = q;
+                    return lw_strf(L, "%lld", (long long)q);
+                }
+            }
+            return lw_strf(L, "%s(%s, %s)", !strcmp(f, "ceil") ? "akg_cdiv" : "akg_fdiv", a, b);
+        }
+        if ((!strcmp(f, "min") || !strcmp(f, "max")) && n >= 1) {
+            bool all = true;
+            int64_t acc = 0;
+            const char *txt = NULL;
+            for (size_t i = 0; i < n; i++) {
+                bool ik;
+                int64_t iv;
+                const char *t = lw_index(L, akg_sketch_expr_item(e, i), &ik, &iv);
+                if (ik && (i == 0 || (f[1] == 'i' ? iv < acc : iv > acc)))
+                    acc = iv;
+                all &= ik;
+                txt = txt ? lw_strf(L, "std::%s<int64_t>(%s, %s)", f, txt, t) : t;
+            }
+            if (all) {
+                *known = true;
+                *k = acc;
+                return lw_strf(L, "%lld", (long long)acc);
+            }
+            return txt;
+        }
+        lw_fail(L, "%s() is not an integer operation; index expressions use + - * // %% ** and "
+                   "ceil, min, max",
+                f);
+        return "0";
+    }
+    default:
+        lw_fail(L, "this is not an integer index expression");
+        return "0";
+    }
+}
+
+lw_dim lw_index_dim(lw_ctx *L, const akg_sketch_expr *e)
+{
+    lw_dim d;
+    bool saw = L->saw_loopvar;
+    L->saw_loopvar = false;
+    d.c = lw_index(L, e, &d.known, &d.k);
+    d.varies = L->saw_loopvar;
+    L->saw_loopvar = saw || d.varies;
+    return d;
+}

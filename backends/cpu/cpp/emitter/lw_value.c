@@ -1,0 +1,406 @@
+/*
+ * lw_value.c: views of regions and the C++ text of one element of any value.
+ *
+ * A view keeps, per dimension of its base, the first index and the step of
+ * the region (or the integer index of a dropped dimension) and which tile
+ * dimension runs along it. Its element at tile index (i, j, ...) is the base's
+ * element at start + step * i ..., converted to the tile's dtype, or `other`
+ * where that index leaves the base or the mask is false. The bounds test of a
+ * base dimension is left out where the loops around the element prove it
+ * (lw_loops.c splits loops into an interior and edges) or where the region
+ * provably stays inside.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lw.h"
+
+void lw_memo_reset(lw_ctx *L)
+{
+    L->n_memo = 0;
+}
+
+static const char *memo_find(lw_ctx *L, int id, const char *key)
+{
+    for (size_t i = 0; i < L->n_memo; i++)
+        if (L->memo[i].id == id && strcmp(L->memo[i].key, key) == 0)
+            return L->memo[i].name;
+    return NULL;
+}
+
+static void memo_add(lw_ctx *L, int id, const char *key, const char *name)
+{
+    if (L->n_memo == L->cap_memo) {
+        size_t cap = L->cap_memo ? L->cap_memo * 2 : 64;
+        struct lw_memo *m = lw_alloc(L, cap * sizeof *m);
+        if (!m)
+            return;
+        if (L->n_memo)
+            memcpy(m, L->memo, L->n_memo * sizeof *m);
+        L->memo = m;
+        L->cap_memo = cap;
+    }
+    L->memo[L->n_memo].id = id;
+    L->memo[L->n_memo].key = key;
+    L->memo[L->n_memo].name = name;
+    L->n_memo++;
+}
+
+static const char *idx_key(lw_ctx *L, int rank, const char *const *idx)
+{
+    const char *k = "";
+    for (int d = 0; d < rank; d++)
+        k = lw_strf(L, "%s|%s", k, idx[d]);
+    return k;
+}
+
+/* ---- regions and views ---- */
+
+typedef struct {
+    int n;                        /* kept dimensions (the region's rank) */
+    lw_dim ext[LW_MAXR];          /* their extents */
+    int bdim[LW_MAXR];            /* the base dim each runs along; -1 for a None axis */
+    const char *start[LW_MAXR];   /* per base dim */
+    const char *step[LW_MAXR];    /* per base dim; NULL for an integer index */
+    bool step_one[LW_MAXR];
+    bool inside[LW_MAXR];         /* per base dim: provably inside the base */
+} region;
+
+static bool parse_region(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, region *r)
+{
+    memset(r, 0, sizeof *r);
+    size_t nitems = 0;
+    if (sub && akg_sketch_expr_get_kind(sub) == AKG_SKETCH_EXPR_SUBSCRIPT)
+        nitems = akg_sketch_expr_item_count(sub);
+    int b = 0;
+    for (size_t i = 0; i < nitems; i++) {
+        const akg_sketch_expr *it = akg_sketch_expr_item(sub, i);
+        akg_sketch_expr_kind k = akg_sketch_expr_get_kind(it);
+        if (k == AKG_SKETCH_EXPR_NONE) {
+            if (r->n >= LW_MAXR)
+                return lw_fail(L, "a region of more than %d dimensions", LW_MAXR), false;
+            r->ext[r->n] = lw_dim_const(L, 1);
+            r->bdim[r->n++] = -1;
+            continue;
+        }
+        if (b >= base->rank)
+            return lw_fail(L, "too many indices for a value of rank %d", base->rank), false;
+        lw_dim D = base->dim[b];
+        if (k == AKG_SKETCH_EXPR_SLICE) {
+            const akg_sketch_expr *s0 = akg_sketch_slice_start(it), *s1 = akg_sketch_slice_stop(it),
+                                  *s2 = akg_sketch_slice_step(it);
+            bool k0 = true, k1, k2 = true;
+            int64_t v0 = 0, v1, v2 = 1;
+            const char *a = s0 ? lw_index(L, s0, &k0, &v0) : "0";
+            const char *z = s1 ? lw_index(L, s1, &k1, &v1) : D.c;
+            if (!s1) {
+                k1 = D.known;
+                v1 = D.k;
+            }
+            const char *st = s2 ? lw_index(L, s2, &k2, &v2) : "1";
+            if (k2 && v2 <= 0)
+                return lw_fail(L, "a region's step must be positive, got %lld", (long long)v2),
+                       false;
+            r->start[b] = a;
+            r->step[b] = st;
+            r->step_one[b] = k2 && v2 == 1;
+            lw_dim e;
+            if (k0 && k1 && k2) {
+                int64_t n = v1 > v0 ? (v1 - v0 + v2 - 1) / v2 : 0;
+                e = lw_dim_const(L, n);
+            } else if (k2 && v2 == 1) {
+                /* `i:i+BM` has extent BM whatever i is */
+                const akg_sketch_expr *lhs = s1 && akg_sketch_expr_get_kind(s1) ==
+                                                       AKG_SKETCH_EXPR_BINARY &&
+                                                       !strcmp(akg_sketch_expr_text(s1), "+")
+                                                 ? akg_sketch_expr_lhs(s1)
+                                                 : NULL;
+                char *ls = lhs ? akg_sketch_expr_to_string(lhs) : NULL;
+                char *ss = s0 ? akg_sketch_expr_to_string(s0) : NULL;
+                if (ls && ss && !strcmp(ls, ss))
+                    e = lw_index_dim(L, akg_sketch_expr_rhs(s1));
+                else if (!s0)
+                    e = s1 ? lw_index_dim(L, s1) : D;
+                else
+                    e = lw_dim_text(L, lw_strf(L, "(%s - %s)", z, a));
+                free(ls);
+                free(ss);
+            } else {
+                e = lw_dim_text(L, lw_strf(L, "akg_cdiv(%s - %s, %s)", z, a, st));
+            }
+            /* provably inside: the whole dimension, or constant bounds within a known extent */
+            r->inside[b] = (!s0 || (k0 && v0 == 0)) && (!s1 || (D.known && k1 && v1 <= D.k)) &&
+                           r->step_one[b];
+            if (k0 && k1 && D.known && v0 >= 0 && v1 <= D.k)
+                r->inside[b] = true;
+            if (r->n >= LW_MAXR)
+                return lw_fail(L, "a region of more than %d dimensions", LW_MAXR), false;
+            r->ext[r->n] = e;
+            r->bdim[r->n++] = b;
+        } else {
+            bool kk;
+            int64_t kv;
+            r->start[b] = lw_index(L, it, &kk, &kv);
+            r->step[b] = NULL;
+            r->inside[b] = kk && D.known && kv >= 0 && kv < D.k;
+            /* a loop variable of range(0.., D) indexing a dimension of extent D */
+            if (akg_sketch_expr_get_kind(it) == AKG_SKETCH_EXPR_NAME) {
+                lw_val *lv = lw_lookup(L, akg_sketch_expr_text(it));
+                if (lv && lv->kind == LV_SCALAR && lv->nonneg && lv->upper &&
+                    !strcmp(lv->upper, D.c))
+                    r->inside[b] = true;
+                if (lv && lv->kind == LV_SCALAR && !lv->nonneg)
+                    lv = NULL;
+            }
+        }
+        b++;
+    }
+    for (; b < base->rank; b++) { /* omitted trailing dimensions: whole */
+        r->start[b] = "0";
+        r->step[b] = "1";
+        r->step_one[b] = true;
+        r->inside[b] = true;
+        if (r->n >= LW_MAXR)
+            return lw_fail(L, "a region of more than %d dimensions", LW_MAXR), false;
+        r->ext[r->n] = base->dim[b];
+        r->bdim[r->n++] = b;
+    }
+    return lw_ok(L);
+}
+
+int lw_region_shape(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, lw_dim *shape)
+{
+    region r;
+    if (!parse_region(L, base, sub, &r))
+        return 0;
+    for (int i = 0; i < r.n; i++)
+        shape[i] = r.ext[i];
+    return r.n;
+}
+
+static bool is_unit(lw_dim d)
+{
+    return d.known && d.k == 1;
+}
+
+lw_val *lw_view(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, akg_dtype dt, int rank,
+                const lw_dim *shape)
+{
+    region r;
+    if (!parse_region(L, base, sub, &r))
+        return NULL;
+    lw_val *v = lw_new(L, LV_VIEW);
+    if (!v)
+        return NULL;
+    v->base = base;
+    v->dt = dt ? dt : base->dt;
+    v->rank = rank;
+    for (int d = 0; d < rank; d++)
+        v->dim[d] = shape[d];
+    v->other = lw_float_lit(L, 0, lw_comptype(v->dt));
+    v->base_version = base->version;
+    for (int b = 0; b < base->rank; b++) {
+        v->bstart[b] = r.start[b];
+        v->bstep[b] = r.step[b] && !r.step_one[b] ? r.step[b] : (r.step[b] ? "1" : NULL);
+        v->guard[b] = !r.inside[b];
+        v->tile_of_bdim[b] = -1;
+    }
+    /* match the region's non-unit dimensions with the tile's, in order */
+    int rd[LW_MAXR], td[LW_MAXR], nr = 0, nt = 0;
+    for (int i = 0; i < r.n; i++)
+        if (!is_unit(r.ext[i]))
+            rd[nr++] = i;
+    for (int i = 0; i < rank; i++)
+        if (!is_unit(shape[i]))
+            td[nt++] = i;
+    if (nr != nt) {
+        lw_fail(L, "the region has %d dimensions longer than 1 but the tile %d", nr, nt);
+        return NULL;
+    }
+    v->identity = rank == base->rank && r.n == base->rank;
+    for (int b = 0; b < base->rank && v->identity; b++)
+        v->identity = !strcmp(r.start[b], "0") && r.step_one[b] && r.bdim[b] == b &&
+                      lw_dim_equal(r.ext[b], base->dim[b]) && lw_dim_equal(shape[b], base->dim[b]);
+    for (int i = 0; i < nr; i++) {
+        int b = r.bdim[rd[i]];
+        if (b >= 0)
+            v->tile_of_bdim[b] = td[i];
+        if (r.ext[rd[i]].known && shape[td[i]].known && r.ext[rd[i]].k != shape[td[i]].k) {
+            lw_fail(L, "the region's extent %lld does not match the tile's %lld",
+                    (long long)r.ext[rd[i]].k, (long long)shape[td[i]].k);
+            return NULL;
+        }
+    }
+    return v;
+}
+
+/* ---- element access ---- */
+
+static bool proven(lw_ctx *L, int id, int bdim)
+{
+    for (int i = 0; i < L->n_proven; i++)
+        if (L->proven[i].id == id && L->proven[i].bdim == bdim)
+            return true;
+    return false;
+}
+
+const char *lw_addr(lw_ctx *L, lw_val *v, const char *const *idx)
+{
+    if (v->layout == LAYOUT_PANEL_A || v->layout == LAYOUT_PANEL_B) {
+        /* rank 2; A: [M, K] in MR-row panels; B: [K, N] in NR-column panels */
+        const char *K = v->layout == LAYOUT_PANEL_A ? v->dim[1].c : v->dim[0].c;
+        const char *m = v->layout == LAYOUT_PANEL_A ? idx[0] : idx[1];
+        const char *k = v->layout == LAYOUT_PANEL_A ? idx[1] : idx[0];
+        long long P = (long long)v->panel;
+        return lw_strf(L, "((%s / %lld) * %s + %s) * %lld + %s %% %lld", m, P, K, k, P, m, P);
+    }
+    const char *a = NULL;
+    for (int d = 0; d < v->rank; d++) {
+        if (v->dim[d].known && v->dim[d].k == 1)
+            continue;
+        const char *term;
+        if (d == v->rank - 1 || !strcmp(v->stride[d], "1"))
+            term = idx[d];
+        else
+            term = lw_strf(L, "%s * %s", idx[d], v->stride[d]);
+        a = a ? lw_strf(L, "%s + %s", a, term) : term;
+    }
+    return a ? a : "0";
+}
+
+static const char *read_storage(lw_ctx *L, lw_val *v, const char *const *idx)
+{
+    if (v->reg) /* a register tile [MR, NR] of vectors of vw lanes */
+        return lw_strf(L, "%s[%s][(%s) / %lld][(%s) %% %lld]", v->ptr, idx[0], idx[1],
+                       (long long)v->vw, idx[1], (long long)v->vw);
+    const char *e = lw_strf(L, "%s[%s]", v->ptr, lw_addr(L, v, idx));
+    if (v->dt == AKG_DTYPE_F16)
+        return lw_strf(L, "akg_h2f(%s)", e);
+    if (v->dt == AKG_DTYPE_BF16)
+        return lw_strf(L, "akg_bf2f(%s)", e);
+    return e;
+}
+
+/* Converts x (computation type of `from`) to the computation type of `to`. */
+static const char *convert(lw_ctx *L, const char *x, akg_dtype from, akg_dtype to)
+{
+    const char *cf = lw_comptype(from), *ct = lw_comptype(to);
+    if (!strcmp(cf, ct))
+        return x;
+    return lw_strf(L, "akg_cvt<%s>(%s)", ct, x);
+}
+
+void lw_broadcast_idx(lw_ctx *L, const lw_val *out, const lw_val *a, const char *const *idx,
+                      const char **aidx)
+{
+    (void)L;
+    int R = out->rank, r = a->rank;
+    for (int j = 0; j < r; j++) {
+        int d = R - r + j;
+        if (d < 0 || (is_unit(a->dim[j]) && !is_unit(out->dim[d])))
+            aidx[j] = "0";
+        else
+            aidx[j] = idx[d];
+    }
+}
+
+static const char *view_elem(lw_ctx *L, lw_val *v, const char *const *idx, bool guards)
+{
+    lw_val *b = v->base;
+    const char *bi[LW_MAXR];
+    const char *cond = NULL;
+    for (int d = 0; d < b->rank; d++) {
+        int t = v->tile_of_bdim[d];
+        if (t >= 0) {
+            const char *st = v->bstep[d];
+            if (!strcmp(v->bstart[d], "0"))
+                bi[d] = st && strcmp(st, "1") ? lw_strf(L, "%s * %s", st, idx[t]) : idx[t];
+            else if (!st || !strcmp(st, "1"))
+                bi[d] = lw_strf(L, "(%s + %s)", v->bstart[d], idx[t]);
+            else
+                bi[d] = lw_strf(L, "(%s + %s * %s)", v->bstart[d], st, idx[t]);
+        } else {
+            bi[d] = v->bstart[d];
+        }
+        if (v->guard[d] && guards && !proven(L, v->id, d)) {
+            const char *c = lw_strf(L, "akg_in(%s, %s)", bi[d], b->dim[d].c);
+            cond = cond ? lw_strf(L, "%s && %s", cond, c) : c;
+        }
+    }
+    if (v->mask) {
+        const char *midx[LW_MAXR];
+        lw_broadcast_idx(L, v, v->mask, idx, midx);
+        const char *m = lw_elem(L, v->mask, midx, guards);
+        cond = cond ? lw_strf(L, "%s && %s", cond, m) : m;
+    }
+    const char *x;
+    if (b->kind == LV_VIEW || b->kind == LV_EXPR) {
+        lw_fail(L, "internal: a view of a lazy value");
+        return "0";
+    }
+    x = convert(L, read_storage(L, b, bi), b->dt, v->dt);
+    if (!cond)
+        return x;
+    return lw_strf(L, "((%s) ? %s : %s)", cond, x, v->other);
+}
+
+const char *lw_elem(lw_ctx *L, lw_val *v, const char *const *idx, bool guards)
+{
+    if (!v || !lw_ok(L))
+        return "0";
+    switch (v->kind) {
+    case LV_SCALAR:
+        return v->c;
+    case LV_TENSOR:
+    case LV_BUF:
+        return read_storage(L, v, idx);
+    case LV_VIEW: {
+        const char *key = lw_strf(L, "%d%s", guards ? 1 : 0, idx_key(L, v->rank, idx));
+        const char *m = memo_find(L, v->id, key);
+        if (m)
+            return m;
+        const char *x = view_elem(L, v, idx, guards);
+        const char *name = lw_strf(L, "v%d_%zu", v->id, L->n_memo);
+        lw_line(L, "const %s %s = %s;", lw_comptype(v->dt), name, x);
+        memo_add(L, v->id, key, name);
+        return name;
+    }
+    case LV_EXPR: {
+        const char *key = lw_strf(L, "%d%s", guards ? 1 : 0, idx_key(L, v->rank, idx));
+        const char *m = memo_find(L, v->id, key);
+        if (m)
+            return m;
+        if (!strcmp(lw_op_name(v->op), "iota"))
+            return lw_strf(L, "(int32_t)(%s + %s)", v->lit[0], idx[0]);
+        const char *args[3] = {0};
+        for (int a = 0; a < v->nargs; a++) {
+            const char *aidx[LW_MAXR];
+            if (!strcmp(lw_op_name(v->op), "transpose")) {
+                for (int d = 0; d < v->rank; d++)
+                    aidx[v->perm[d]] = idx[d];
+            } else {
+                lw_broadcast_idx(L, v, v->arg[a], idx, aidx);
+            }
+            args[a] = lw_elem(L, v->arg[a], aidx, guards);
+        }
+        const char *x = lw_op_apply(L, v, args);
+        const char *name = lw_strf(L, "e%d_%zu", v->id, L->n_memo);
+        lw_line(L, "const %s %s = %s;", lw_comptype(v->dt), name, x);
+        memo_add(L, v->id, key, name);
+        return name;
+    }
+    }
+    return "0";
+}
+
+bool lw_view_range(lw_ctx *L, lw_val *v, int bdim, const char **lo, const char **hi)
+{
+    if (v->kind != LV_VIEW || !v->guard[bdim] || v->tile_of_bdim[bdim] < 0)
+        return false;
+    const char *s = v->bstart[bdim], *p = v->bstep[bdim];
+    const char *D = v->base->dim[bdim].c;
+    *lo = lw_strf(L, "akg_lo(%s, %s)", s, p ? p : "1");
+    *hi = lw_strf(L, "akg_hi(%s, %s, %s)", D, s, p ? p : "1");
+    return true;
+}
