@@ -1,7 +1,9 @@
 /*
  * op.c: `akg_cli op`, one workflow on one reference, with progress on stderr
  * and a summary on stdout. Ctrl-C cancels the job (children are killed) and
- * exits 130 once the engine has closed.
+ * exits 130 once the engine has closed. With --sketch FILE the user's sketch
+ * is the design: it is checked here first (compiler-style diagnostics, exit
+ * 1) so that nothing starts for a sketch that cannot be lowered.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +14,8 @@
 
 #include "akg/akg.h"
 #include "akg/engine.h"
+#include "akg/provider.h"
+#include "akg/sketch_file.h"
 #include "cli.h"
 
 typedef struct {
@@ -26,6 +30,8 @@ typedef struct {
 
 static void op_usage(FILE *f)
 {
+    char providers[256];
+    akg_provider_names(providers, sizeof providers);
     fprintf(f,
             "usage: akg_cli op --framework torch --backend cpu --arch x86_64 --dsl cpp [options] "
             "REFERENCE.py\n"
@@ -42,8 +48,13 @@ static void op_usage(FILE *f)
             "  --workflow NAME        default | coder_only | kernelgen_only | verifier_only |\n"
             "                         design_only (default: the DSL config's default_workflow)\n"
             "  --kernel FILE          verifier_only: the model_new.py to verify and profile\n"
-            "  --provider NAME        builtin (default, offline; the only one in this build)\n"
-            "  --devices N            harness workers, one per device (default 1)\n"
+            "  --sketch FILE          use this sketch as the design (the Designer is skipped):\n"
+            "                         it must check and have a complete bind: section; a\n"
+            "                         numerical failure is reported as its design error\n"
+            "  --provider NAME        who designs and writes code: %s (default builtin,\n"
+            "                         offline)\n"
+            "  --devices N            harness workers of the backend's device kind, one per\n"
+            "                         device (default 1)\n"
             "  --threads N            CPU threads for kernel and baseline (default: all cores)\n"
             "  --verify-timeout S     seconds each harness request and build may take\n"
             "  --max-step N           attempts of the Conductor loop (default from config)\n"
@@ -56,7 +67,8 @@ static void op_usage(FILE *f)
             "  --quiet                no progress on stderr\n"
             "\n"
             "exit status: 0 a kernel passed (or was written, for kernelgen_only/design_only),\n"
-            "1 no kernel passed, 2 usage error.\n");
+            "1 no kernel passed (or the sketch does not check), 2 usage error.\n",
+            providers);
 }
 
 static const char *num_str(const cJSON *o, const char *key, char *buf, size_t n, const char *fmt)
@@ -90,6 +102,11 @@ static void print_summary(op_ctx *c, const akg_event *ev)
            cJSON_GetStringValue(cJSON_GetObjectItem(r, "dsl")),
            cJSON_GetStringValue(cJSON_GetObjectItem(r, "workflow")),
            cJSON_GetStringValue(cJSON_GetObjectItem(r, "provider")));
+    const cJSON *design = cJSON_GetObjectItem(r, "design");
+    const char *source = cJSON_GetStringValue(cJSON_GetObjectItem(design, "source"));
+    if (source && strcmp(source, "user") == 0)
+        printf("design:   %s (your sketch; the Designer was skipped)\n",
+               cJSON_GetStringValue(cJSON_GetObjectItem(design, "path")));
     static const char *keys[] = {"sketch", "kernel", "model_new", "report"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(paths, keys[i]));
@@ -174,7 +191,7 @@ int cli_op(int argc, char **argv)
     const char *framework = "torch", *backend = "cpu", *arch = "x86_64", *dsl = "cpp";
     const char *workflow = NULL, *kernel = NULL, *provider = "builtin", *devices = NULL;
     const char *threads = NULL, *verify_timeout = NULL, *output = NULL, *max_step = NULL;
-    const char *trials = NULL, *seed = NULL, *python = NULL, *store = NULL;
+    const char *trials = NULL, *seed = NULL, *python = NULL, *store = NULL, *sketch = NULL;
     int help = 0, quiet = 0, json = 0;
     cli_flag flags[] = {
         {"framework", 1, &framework, NULL}, {"backend", 1, &backend, NULL},
@@ -185,6 +202,7 @@ int cli_op(int argc, char **argv)
         {"output", 1, &output, NULL},       {"max-step", 1, &max_step, NULL},
         {"trials", 1, &trials, NULL},       {"seed", 1, &seed, NULL},
         {"python", 1, &python, NULL},       {"store", 1, &store, NULL},
+        {"sketch", 1, &sketch, NULL},
         {"help", 0, NULL, &help},           {"quiet", 0, NULL, &quiet},
         {"json", 0, NULL, &json},           {NULL, 0, NULL, NULL},
     };
@@ -196,10 +214,13 @@ int cli_op(int argc, char **argv)
         op_usage(stdout);
         return 0;
     }
-    if (strcmp(provider, "builtin") != 0) {
-        fprintf(stderr,
-                "akg_cli op: unknown provider '%s'; the only provider in this build is builtin\n",
-                provider);
+    if (!akg_provider_find(provider)) {
+        char names[256];
+        akg_provider_names(names, sizeof names);
+        int several = akg_provider_list()[0] && akg_provider_list()[1];
+        fprintf(stderr, "akg_cli op: unknown provider '%s'; %s %s\n", provider,
+                several ? "the providers in this build are" : "the only provider in this build is",
+                names);
         return 2;
     }
     if (npos != 1) {
@@ -228,9 +249,34 @@ int cli_op(int argc, char **argv)
                 arch);
         return 2;
     }
+    if (workflow && !strcmp(workflow, "verifier_only") && sketch) {
+        fprintf(stderr, "akg_cli op: --sketch gives a design to lower; --workflow verifier_only "
+                        "checks an existing kernel (--kernel): use one of them\n");
+        return 2;
+    }
     if (workflow && !strcmp(workflow, "verifier_only") && !kernel) {
         fprintf(stderr, "akg_cli op: --workflow verifier_only needs --kernel MODEL_NEW.py\n");
         return 2;
+    }
+    if (sketch) {
+        /* The design is the user's: check it before anything starts. */
+        akg_sketch_file f;
+        int src = akg_sketch_file_load(sketch, sketch, &f, err, sizeof err);
+        if (src == AKG_ENOTFOUND) {
+            fprintf(stderr, "akg_cli op: sketch not found: %s\n", sketch);
+            akg_sketch_file_free(&f);
+            return 2;
+        }
+        if (src == AKG_EPARSE) {
+            fprintf(stderr, "%s\n", f.diagnostics ? f.diagnostics : err);
+            akg_sketch_file_free(&f);
+            return 1;
+        }
+        akg_sketch_file_free(&f);
+        if (src != AKG_OK) {
+            fprintf(stderr, "akg_cli op: %s\n", err);
+            return 1;
+        }
     }
 
     op_ctx c = {0};
@@ -256,6 +302,7 @@ int cli_op(int argc, char **argv)
     jo.workflow = workflow;
     jo.kernel_path = kernel;
     jo.provider = provider;
+    jo.sketch_path = sketch;
     jo.output_dir = output;
     jo.verify_timeout_s = verify_timeout ? atof(verify_timeout) : 0;
     jo.max_step = max_step ? atoi(max_step) : 0;

@@ -1,9 +1,15 @@
 /*
- * engine.c: the engine object, its job queue and the lifetime of jobs.
+ * engine.c: the engine object, its job queue, its harness pools and the
+ * lifetime of jobs.
  *
  * Jobs beyond max_jobs wait in FIFO order; beyond max_queue akg_job_start
  * answers AKG_EBUSY. A job's memory is released right after its DONE event
  * (see engine.h). The pipeline of one job lives in workflows/pipeline.c.
+ *
+ * Harness pools are per device kind (akg_backend.device_kind): a job's
+ * requests go to the pool of its backend's kind, created when the first job
+ * of that kind needs it, with the engine's devices and threads. Importing
+ * torch for a device kind no job uses costs nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +19,15 @@
 
 #include "akg/akg.h"
 #include "akg/config.h"
+#include "akg/provider.h"
 #include "akg/sketch.h"
 #include "internal.h"
+
+/* The harness worker script under akg_data_dir(). */
+static void worker_script_path(char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/backends/harness/worker.py", akg_data_dir());
+}
 
 static void harness_log(void *user, int worker, const char *line)
 {
@@ -70,26 +83,59 @@ int akg_engine_new(uv_loop_t *loop, const akg_engine_options *opts, akg_engine *
     }
     akg_store_recover(e->store);
 
+    /* Pools start on first use, but a missing worker is a setup error the
+     * user should hear about now. */
     char script[4096];
-    snprintf(script, sizeof script, "%s/backends/harness/worker.py", akg_data_dir());
+    worker_script_path(script, sizeof script);
+    if (access(script, R_OK) != 0) {
+        akg_store_close(e->store);
+        free(e->python);
+        free(e->workspace);
+        free(e);
+        return akg_fail(err, errlen, AKG_ENOTFOUND, "harness worker not found: %s", script);
+    }
+    *out = e;
+    return AKG_OK;
+}
+
+akg_harness *akg__engine_harness(akg_engine *e, const char *device_kind, char *err,
+                                 size_t errlen)
+{
+    if (!device_kind || !*device_kind)
+        device_kind = "cpu";
+    for (int i = 0; i < e->n_pools; i++)
+        if (strcmp(e->pools[i].device_kind, device_kind) == 0)
+            return e->pools[i].pool;
+    if (e->closing) {
+        akg_fail(err, errlen, AKG_ECANCELED, "the engine is shutting down");
+        return NULL;
+    }
+    if (e->n_pools >= AKG_ENGINE_MAX_POOLS) {
+        akg_fail(err, errlen, AKG_EBUSY, "too many device kinds in one engine (%d)",
+                 AKG_ENGINE_MAX_POOLS);
+        return NULL;
+    }
+    if (strlen(device_kind) >= sizeof e->pools[0].device_kind) {
+        akg_fail(err, errlen, AKG_EINVAL, "device kind '%.40s' is too long", device_kind);
+        return NULL;
+    }
+    char script[4096];
+    worker_script_path(script, sizeof script);
     akg_harness_options ho = {0};
     ho.python = e->python;
     ho.worker_script = script;
     ho.workers = e->devices;
     ho.threads = e->threads;
-    ho.device_kind = "cpu";
+    ho.device_kind = device_kind;
     ho.log = harness_log;
     ho.log_user = e;
-    rc = akg_harness_new(loop, &ho, &e->harness, err, errlen);
-    if (rc) {
-        akg_store_close(e->store);
-        free(e->python);
-        free(e->workspace);
-        free(e);
-        return rc;
-    }
-    *out = e;
-    return AKG_OK;
+    akg_harness *pool = NULL;
+    if (akg_harness_new(e->loop, &ho, &pool, err, errlen) != AKG_OK)
+        return NULL;
+    akg_engine_pool *slot = &e->pools[e->n_pools++];
+    snprintf(slot->device_kind, sizeof slot->device_kind, "%s", device_kind);
+    slot->pool = pool;
+    return pool;
 }
 
 struct akg_store *akg_engine_store(akg_engine *engine)
@@ -120,8 +166,17 @@ static void maybe_close(akg_engine *e)
 {
     if (!e->closing || e->jobs || e->pending_closes)
         return;
-    e->pending_closes = 1;
-    akg_harness_close(e->harness, on_harness_closed, e);
+    if (e->n_pools == 0) {
+        engine_free(e);
+        return;
+    }
+    /* One extra count so a pool that closes at once cannot free the engine
+     * while the loop below still reads it. */
+    e->pending_closes = e->n_pools + 1;
+    int n = e->n_pools;
+    for (int i = 0; i < n; i++)
+        akg_harness_close(e->pools[i].pool, on_harness_closed, e);
+    on_harness_closed(e);
 }
 
 void akg_engine_close(akg_engine *engine, void (*close_cb)(void *), void *user)
@@ -146,23 +201,15 @@ const char *akg_job_status_name(akg_job_status s)
     return "error";
 }
 
-typedef struct {
-    const char *backend, *dsl, *arch;
-} target;
-
-/* Pairs that have an emitter and harness glue in this build. */
-static const target targets[] = {
-    {"cpu", "cpp", "x86_64"},
-};
-
+/* The targets are the backend registry's (backends/registry.c). */
 cJSON *akg_engine_targets(void)
 {
     cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+    for (const akg_backend *const *b = akg_backend_list(); *b; b++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "backend", targets[i].backend);
-        cJSON_AddStringToObject(o, "dsl", targets[i].dsl);
-        cJSON_AddStringToObject(o, "arch", targets[i].arch);
+        cJSON_AddStringToObject(o, "backend", (*b)->name);
+        cJSON_AddStringToObject(o, "dsl", (*b)->dsl);
+        cJSON_AddStringToObject(o, "arch", (*b)->default_arch);
         cJSON_AddItemToArray(a, o);
     }
     return a;
@@ -170,26 +217,7 @@ cJSON *akg_engine_targets(void)
 
 int akg_target_check(const char *backend, const char *dsl, char *err, size_t errlen)
 {
-    static const char *known_backends[] = {"cpu", "cuda", "ascend", NULL};
-    static const char *known_dsls[] = {"cpp", "triton", "cuda_c", "tilelang", "triton_ascend", NULL};
-    int kb = 0, kd = 0;
-    for (int i = 0; known_backends[i]; i++)
-        kb |= backend && strcmp(backend, known_backends[i]) == 0;
-    for (int i = 0; known_dsls[i]; i++)
-        kd |= dsl && strcmp(dsl, known_dsls[i]) == 0;
-    if (!kb)
-        return akg_fail(err, errlen, AKG_EUNSUPPORTED,
-                        "unknown backend '%s' (known: cpu, cuda, ascend)", backend ? backend : "");
-    if (!kd)
-        return akg_fail(err, errlen, AKG_EUNSUPPORTED,
-                        "unknown DSL '%s' (known: cpp, triton, cuda_c, tilelang, triton_ascend)",
-                        dsl ? dsl : "");
-    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
-        if (strcmp(targets[i].backend, backend) == 0 && strcmp(targets[i].dsl, dsl) == 0)
-            return AKG_OK;
-    return akg_fail(err, errlen, AKG_EUNSUPPORTED,
-                    "backend %s with DSL %s is not supported by this build (supported: cpu/cpp)",
-                    backend, dsl);
+    return akg_backend_check(backend, dsl, err, errlen);
 }
 
 long long akg_job_id(const akg_job *job)
@@ -237,11 +265,15 @@ static void job_free(akg_job *j)
     free(j->kernel_path);
     free(j->provider);
     free(j->output_dir_opt);
+    free(j->user_sketch_path);
+    akg_provider_session_free(j->session); /* nothing is pending after DONE */
+    free(j->sketch_text);
+    free(j->op_name);
+    cJSON_Delete(j->design_info);
     cJSON_Delete(j->config);
     free(j->ref_source);
     akg_reference_free(j->ref);
     cJSON_Delete(j->probe);
-    akg_design_free(j->design);
     akg_sketch_free(j->sketch);
     akg_kernel_files_free(&j->files);
     free(j->out_dir);
@@ -294,22 +326,28 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
         return akg_fail(err, errlen, AKG_ECANCELED, "the engine is shutting down");
     if (!opts || !opts->reference_path)
         return akg_fail(err, errlen, AKG_EINVAL, "a reference file is required");
-    const char *backend = opts->backend ? opts->backend : "cpu";
-    const char *dsl = opts->dsl ? opts->dsl : "cpp";
+    /* the default target is the registry's first backend */
+    const akg_backend *first = akg_backend_list()[0];
+    const char *backend = opts->backend ? opts->backend : first->name;
+    const char *dsl = opts->dsl ? opts->dsl : first->dsl;
     int rc = akg_target_check(backend, dsl, err, errlen);
     if (rc)
         return rc;
     if (opts->framework && strcmp(opts->framework, "torch") != 0)
         return akg_fail(err, errlen, AKG_EUNSUPPORTED,
                         "framework '%s' is not supported (only torch)", opts->framework);
-    if (opts->provider && strcmp(opts->provider, "builtin") != 0)
-        return akg_fail(err, errlen, AKG_EUNSUPPORTED,
-                        "unknown provider '%s' (the only provider in this build is builtin)",
-                        opts->provider);
+    const akg_provider *provider = akg_provider_find(opts->provider ? opts->provider : "builtin");
+    if (!provider) {
+        char msg[512];
+        akg_provider_unknown_message(opts->provider, msg, sizeof msg);
+        return akg_fail(err, errlen, AKG_EUNSUPPORTED, "%s", msg);
+    }
     struct stat st;
     if (stat(opts->reference_path, &st) != 0 || !S_ISREG(st.st_mode))
         return akg_fail(err, errlen, AKG_ENOTFOUND, "reference not found: %s",
                         opts->reference_path);
+    if (opts->sketch_path && (stat(opts->sketch_path, &st) != 0 || !S_ISREG(st.st_mode)))
+        return akg_fail(err, errlen, AKG_ENOTFOUND, "sketch not found: %s", opts->sketch_path);
     if (engine->running >= engine->max_jobs && engine->queued >= engine->max_queue)
         return akg_fail(err, errlen, AKG_EBUSY, "too many jobs waiting (%d)", engine->max_queue);
     cJSON *config = NULL;
@@ -329,6 +367,13 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
                         "unknown workflow '%s' (default, coder_only, kernelgen_only, "
                         "verifier_only, design_only)",
                         workflow);
+    }
+    if (strcmp(workflow, "verifier_only") == 0 && opts->sketch_path) {
+        cJSON_Delete(config);
+        return akg_fail(err, errlen, AKG_EINVAL,
+                        "verifier_only checks an existing kernel; a sketch (--sketch) is lowered "
+                        "by the other workflows (default, coder_only, kernelgen_only, "
+                        "design_only)");
     }
     if (strcmp(workflow, "verifier_only") == 0 &&
         (!opts->kernel_path || stat(opts->kernel_path, &st) != 0)) {
@@ -350,10 +395,13 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     j->framework = dup_or(opts->framework, "torch");
     j->backend = akg_strdup(backend);
     j->dsl = akg_strdup(dsl);
-    j->arch = dup_or(opts->arch, "x86_64");
+    j->be = akg_backend_find(backend, dsl); /* found: akg_target_check passed */
+    j->arch = dup_or(opts->arch, j->be->default_arch);
     j->workflow = akg_strdup(workflow);
     j->kernel_path = opts->kernel_path ? akg_abspath(opts->kernel_path) : NULL;
-    j->provider = dup_or(opts->provider, "builtin");
+    j->provider = akg_strdup(provider->name);
+    j->prov = provider;
+    j->user_sketch_path = opts->sketch_path ? akg_abspath(opts->sketch_path) : NULL;
     j->output_dir_opt = opts->output_dir ? akg_abspath(opts->output_dir) : NULL;
     j->verify_timeout_s = opts->verify_timeout_s > 0
                               ? opts->verify_timeout_s
@@ -381,10 +429,15 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     }
     if (akg_store_run_begin(engine->store, j->reference_path, hash, NULL, j->backend, j->dsl,
                             j->arch, j->workflow, j->provider, j->output_dir_opt,
-                            &run_id) == AKG_OK)
+                            &run_id) == AKG_OK) {
         j->id = run_id;
-    else
+        j->store_run = 1;
+    } else {
+        /* The job still runs; the pipeline says so in an event once it starts. */
         j->id = -(engine->next_local_id++);
+        snprintf(j->store_error, sizeof j->store_error, "%s",
+                 akg_store_errmsg(engine->store));
+    }
 
     j->next = engine->jobs;
     if (engine->jobs)

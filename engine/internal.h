@@ -8,16 +8,26 @@
 
 #include <uv.h>
 
+#include "akg/backend.h"
 #include "akg/child.h"
-#include "akg/design.h"
 #include "akg/engine.h"
 #include "akg/harness.h"
+#include "akg/provider.h"
 #include "akg/store.h"
 #include "akg/task.h"
 
+/* Device kinds one engine may run harness pools for at once. */
+#define AKG_ENGINE_MAX_POOLS 8
+
+typedef struct {
+    char device_kind[32]; /* "cpu", "cuda", ... (akg_backend.device_kind) */
+    akg_harness *pool;
+} akg_engine_pool;
+
 struct akg_engine {
     uv_loop_t *loop;
-    akg_harness *harness;
+    akg_engine_pool pools[AKG_ENGINE_MAX_POOLS]; /* created on first use, see akg__engine_harness */
+    int n_pools;
     akg_store *store;
     char *python;
     char *workspace;
@@ -58,6 +68,12 @@ struct akg_job {
     /* options, deep copies */
     char *reference_path, *framework, *backend, *arch, *dsl, *workflow, *kernel_path, *provider,
         *output_dir_opt;
+    char *user_sketch_path; /* --sketch: the user's design (absolute), or NULL */
+    const akg_backend *be;  /* the target's backend (static) */
+    const akg_provider *prov; /* the provider (static) */
+    int store_run;          /* the store has a row for this run (run_begin succeeded) */
+    int store_failures;     /* store writes that failed (each reported by an event) */
+    char store_error[256];  /* the last store failure's message */
     double verify_timeout_s;
     int max_step, trials, run_times, warmup_times;
     int compiled_baseline;   /* profile also times torch.compile of the reference */
@@ -67,7 +83,12 @@ struct akg_job {
     char *ref_source;
     akg_reference *ref;
     cJSON *probe;
-    akg_design *design;
+    akg_provider_session *session; /* the provider's state for this job; opened at design */
+    akg_provider_op *pop;      /* the provider request in flight */
+    char *sketch_text;         /* the design: the sketch's text (provider's or user's) */
+    char *op_name;             /* the operator, from the design */
+    cJSON *design_info;        /* how it was designed (provenance, or the user's file) */
+    unsigned sketch_header_line; /* user sketch: the line of `sketch NAME` (1-based) */
     struct akg_sketch *sketch; /* the design's sketch, parsed and checked */
     akg_kernel_files files;
     char *out_dir, *sketch_path, *kernel_src_path, *model_new_path, *lib_path, *report_path;
@@ -91,8 +112,27 @@ struct akg_job {
 void akg__pipeline_start(akg_job *job);
 void akg__pipeline_cancel(akg_job *job);
 
+/* report.c: report.json's object for a job ending with status (cls and
+ * detail: its error, or NULL). The caller deletes it. */
+cJSON *akg__report_build(akg_job *job, akg_job_status status, const char *cls,
+                         const char *detail);
+/* Writes report.json and records the run's end in the store, once the job
+ * has finished; a report that cannot be written turns a passing or
+ * unverified job into an error (job->final_status changes). Failures are
+ * error events. Returns the report for the DONE event (the caller deletes
+ * it). */
+cJSON *akg__job_record(akg_job *job);
+/* Records the current candidate in the store (an error event when it
+ * cannot). */
+void akg__store_candidate(akg_job *job, const char *status, const char *cls, const char *detail,
+                          double ref_ms, double kernel_ms);
+
 /* engine.c */
 void akg__job_emit(akg_job *job, akg_event *ev);
 void akg__job_finished(akg_job *job); /* frees the job, starts queued ones */
+/* The harness pool of device_kind, created on first use with the engine's
+ * devices and threads; NULL with a message when it cannot be created. */
+akg_harness *akg__engine_harness(akg_engine *engine, const char *device_kind, char *err,
+                                 size_t errlen);
 
 #endif

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "reference_index.h"
 #include "results.h"
+#include "sketch_link.h"
 #include "uri.h"
 
 cJSON *akg_lsp_command(const char *title, const char *command, cJSON *argument)
@@ -100,6 +101,32 @@ static void add_action(cJSON *list, const char *title, cJSON *command)
     cJSON_AddItemToArray(list, a);
 }
 
+/* On a sketch linked to its reference: generate from it, per target. */
+static void sketch_actions(akg_lsp_server *s, akg_lsp_document *doc, cJSON *list)
+{
+    char ref[PATH_MAX];
+    if (!doc->path ||
+        !akg_lsp_sketch_reference(doc->path, doc->text.data, doc->text.len, ref, sizeof ref, NULL))
+        return;
+    char title[160];
+    const cJSON *t;
+    int n = cJSON_GetArraySize(s->settings.targets);
+    cJSON_ArrayForEach(t, s->settings.targets)
+    {
+        const char *b = akg_lsp_param_string(t, "backend"), *d = akg_lsp_param_string(t, "dsl");
+        if (n > 1)
+            snprintf(title, sizeof title, "akg: Generate from this sketch (%s/%s)", b, d);
+        else
+            snprintf(title, sizeof title, "akg: Generate from this sketch");
+        cJSON *arg = uri_argument(doc->uri, t);
+        cJSON_AddStringToObject(arg, "reference", ref);
+        add_action(list, title, akg_lsp_command(title, AKG_LSP_CMD_FROM_SKETCH, arg));
+    }
+    if (akg_lsp_jobs_running_for(s, doc->path) > 0)
+        add_action(list, "akg: Cancel running jobs",
+                   akg_lsp_command("akg: Cancel running jobs", AKG_LSP_CMD_CANCEL, NULL));
+}
+
 int akg_lsp_handle_code_action(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
                                size_t errlen)
 {
@@ -114,6 +141,11 @@ int akg_lsp_handle_code_action(akg_lsp_server *s, const cJSON *params, cJSON **r
                AKG_RPC_INVALID_PARAMS;
     cJSON *list = cJSON_CreateArray();
     *result = list;
+    if (doc->kind == AKG_LSP_DOC_SKETCH) {
+        if (kind_allowed(cJSON_GetObjectItemCaseSensitive(context, "only"), "source.akg"))
+            sketch_actions(s, doc, list);
+        return 0;
+    }
     if (!akg_lsp_is_reference(s, doc) || !doc->path ||
         !kind_allowed(cJSON_GetObjectItemCaseSensitive(context, "only"), "source.akg"))
         return 0;
@@ -214,7 +246,8 @@ static int read_target(akg_lsp_server *s, const cJSON *arg, int use_default, com
 }
 
 static int answer_job(akg_lsp_server *s, const command_target *t, const char *workflow,
-                      const char *kernel, cJSON **result, char *err, size_t errlen)
+                      const char *kernel, const char *sketch_path, const char *sketch_uri,
+                      cJSON **result, char *err, size_t errlen)
 {
     akg_lsp_job_request req;
     memset(&req, 0, sizeof req);
@@ -225,6 +258,8 @@ static int answer_job(akg_lsp_server *s, const command_target *t, const char *wo
     req.arch = t->arch;
     req.workflow = workflow;
     req.kernel_path = kernel;
+    req.sketch_path = sketch_path;
+    req.sketch_uri = sketch_uri;
     long long id;
     int code = akg_lsp_jobs_start(s, &req, &id, err, errlen);
     if (code != 0)
@@ -298,6 +333,77 @@ static int command_cancel(akg_lsp_server *s, const cJSON *arg, cJSON **result, c
     return 0;
 }
 
+/* akg.generateFromSketch: uri is the sketch; the job's reference is the
+ * argument's, else the sketch's link. */
+static int command_from_sketch(akg_lsp_server *s, const cJSON *arg, cJSON **result, char *err,
+                               size_t errlen)
+{
+    command_target t;
+    cJSON *owned = NULL;
+    int code = read_target(s, arg, 1, &t, &owned, err, errlen);
+    if (code != 0) {
+        free(t.path);
+        cJSON_Delete(owned);
+        return code;
+    }
+    char *sketch_path = t.path; /* read_target read the sketch's uri */
+    const char *sketch_uri = t.uri;
+    const cJSON *ref_arg = cJSON_GetObjectItemCaseSensitive(arg, "reference");
+    char *ref = NULL;
+    if (ref_arg && !cJSON_IsString(ref_arg) && !cJSON_IsNull(ref_arg)) {
+        code = AKG_RPC_INVALID_PARAMS;
+        akg_fail(err, errlen, AKG_EINVAL, "reference must be a file:// URI or a path");
+    } else if (akg_lsp_check_trusted(s, sketch_path, err, errlen) != AKG_OK) {
+        code = AKG_RPC_REQUEST_FAILED;
+    } else if (cJSON_IsString(ref_arg)) {
+        ref = strncmp(ref_arg->valuestring, "file://", 7) == 0
+                  ? akg_lsp_uri_to_path(ref_arg->valuestring)
+                  : akg_abspath(ref_arg->valuestring);
+        if (!ref) {
+            code = AKG_RPC_INVALID_PARAMS;
+            akg_fail(err, errlen, AKG_EINVAL, "reference %.200s is not a file:// URI or a path",
+                     ref_arg->valuestring);
+        }
+    } else {
+        char linked[PATH_MAX];
+        const char *how = NULL;
+        akg_lsp_document *doc = akg_lsp_doc_find_path(&s->docs, sketch_path);
+        char *text = NULL;
+        size_t len = 0;
+        if (!doc)
+            akg_read_file(sketch_path, AKG_LSP_MAX_DOCUMENT, &text, &len, NULL, 0);
+        if (akg_lsp_sketch_reference(sketch_path, doc ? doc->text.data : text,
+                                     doc ? doc->text.len : len, linked, sizeof linked, &how)) {
+            ref = akg_strdup(linked);
+        } else {
+            code = AKG_RPC_REQUEST_FAILED;
+            if (how)
+                akg_fail(err, errlen, AKG_ENOTFOUND,
+                         "%s links to the reference %s (by its %s), which does not exist",
+                         sketch_path, linked, how);
+            else
+                akg_fail(err, errlen, AKG_ENOTFOUND,
+                         "%s names no reference: add a first line `# akg: reference "
+                         "path/to/ref.py`, or pass {reference}",
+                         sketch_path);
+        }
+        free(text);
+    }
+    if (code == 0) {
+        char *ref_uri = akg_lsp_path_to_uri(ref);
+        command_target job = t;
+        job.uri = ref_uri ? ref_uri : "";
+        job.path = ref;
+        const char *workflow = akg_lsp_param_string(arg, "workflow");
+        code = answer_job(s, &job, workflow, NULL, sketch_path, sketch_uri, result, err, errlen);
+        free(ref_uri);
+    }
+    free(ref);
+    free(sketch_path);
+    cJSON_Delete(owned);
+    return code;
+}
+
 int akg_lsp_handle_execute_command(akg_lsp_server *s, const cJSON *params, cJSON **result,
                                    char *err, size_t errlen)
 {
@@ -315,6 +421,8 @@ int akg_lsp_handle_execute_command(akg_lsp_server *s, const cJSON *params, cJSON
     int is_design = strcmp(command, AKG_LSP_CMD_DESIGN_SKETCH) == 0;
     int is_verify = strcmp(command, AKG_LSP_CMD_VERIFY) == 0;
     int is_report = strcmp(command, AKG_LSP_CMD_OPEN_REPORT) == 0;
+    if (strcmp(command, AKG_LSP_CMD_FROM_SKETCH) == 0)
+        return command_from_sketch(s, arg, result, err, errlen);
     if (!is_generate && !is_design && !is_verify && !is_report)
         return akg_fail(err, errlen, AKG_EINVAL, "unknown command %.100s", command),
                AKG_RPC_INVALID_PARAMS;
@@ -327,9 +435,9 @@ int akg_lsp_handle_execute_command(akg_lsp_server *s, const cJSON *params, cJSON
             code = command_open_report(s, &t, result, err, errlen);
         } else if (is_generate) {
             const char *workflow = akg_lsp_param_string(arg, "workflow");
-            code = answer_job(s, &t, workflow, NULL, result, err, errlen);
+            code = answer_job(s, &t, workflow, NULL, NULL, NULL, result, err, errlen);
         } else if (is_design) {
-            code = answer_job(s, &t, "design_only", NULL, result, err, errlen);
+            code = answer_job(s, &t, "design_only", NULL, NULL, NULL, result, err, errlen);
         } else {
             const char *k = akg_lsp_param_string(arg, "kernel");
             char *kernel = NULL;
@@ -344,7 +452,8 @@ int akg_lsp_handle_execute_command(akg_lsp_server *s, const cJSON *params, cJSON
                              "no model_new.py next to %s and no earlier run to verify", t.path);
                 code = AKG_RPC_REQUEST_FAILED;
             } else {
-                code = answer_job(s, &t, "verifier_only", kernel, result, err, errlen);
+                code = answer_job(s, &t, "verifier_only", kernel, NULL, NULL, result, err,
+                                  errlen);
             }
             free(kernel);
         }

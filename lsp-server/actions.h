@@ -8,6 +8,10 @@
  *                     kernel defaults to model_new.py next to the reference, else the last run's)
  *   akg.openReport    [{uri, backend?, dsl?}]                 -> {path}    (+ window/showDocument)
  *   akg.cancel        [{jobId?}]                              -> {cancelled: n} (none: all jobs)
+ *   akg.generateFromSketch [{uri, reference?, backend?, dsl?, arch?, workflow?}] -> {jobId}
+ *                     uri is a .sketch file: the design to lower and verify (the Designer is
+ *                     skipped); reference (a URI or path) defaults to the sketch's link
+ *                     (sketch_link.h). Offered as a code action on a linked sketch.
  */
 #ifndef AKG_LSP_ACTIONS_H
 #define AKG_LSP_ACTIONS_H
@@ -19,6 +23,7 @@
 #define AKG_LSP_CMD_VERIFY "akg.verify"
 #define AKG_LSP_CMD_OPEN_REPORT "akg.openReport"
 #define AKG_LSP_CMD_CANCEL "akg.cancel"
+#define AKG_LSP_CMD_FROM_SKETCH "akg.generateFromSketch"
 
 int akg_lsp_handle_code_action(akg_lsp_server *s, const cJSON *params, cJSON **result, char *err,
                                size_t errlen);

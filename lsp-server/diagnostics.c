@@ -9,6 +9,7 @@
 #include "log.h"
 #include "reference_index.h"
 #include "results.h"
+#include "sketch_link.h"
 #include "sketch_support.h"
 
 enum { SEV_ERROR = 1, SEV_WARNING = 2, SEV_INFO = 3, SEV_HINT = 4 };
@@ -242,6 +243,7 @@ cJSON *akg_lsp_diagnostics_compute(akg_lsp_server *s, akg_lsp_document *doc)
     akg_lsp_refindex_ensure(s, doc);
     if (doc->kind == AKG_LSP_DOC_SKETCH) {
         akg_lsp_sketch_diagnostics(doc, s->encoding, list);
+        akg_lsp_sketch_run_diagnostics(s, doc, list);
     } else if (doc->kind == AKG_LSP_DOC_PYTHON && akg_lsp_is_reference(s, doc)) {
         reference_diagnostics(list, s, doc);
     } else {

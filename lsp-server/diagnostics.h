@@ -5,7 +5,8 @@
  *    latest result per target: unsupported torch calls at their range, probe
  *    failures at get_inputs, correctness failures at forward (worst error and
  *    trial), results of an older version of the file as Information;
- *  - a .sketch file: the sketch parser and checker, live while typing;
+ *  - a .sketch file: the sketch parser and checker, live while typing, and
+ *    the error its last run placed in it (sketch_link.h);
  *  - a generated kernel: build errors ("file:line:col: error: ...") of a
  *    failed run since the server started, at their line.
  * Every publish carries the document's version.

@@ -34,8 +34,8 @@ const akg_lsp_method *akg_lsp_feature_methods(void)
 
 cJSON *akg_lsp_command_names(void)
 {
-    static const char *const names[] = {AKG_LSP_CMD_GENERATE, AKG_LSP_CMD_DESIGN_SKETCH,
-                                        AKG_LSP_CMD_VERIFY, AKG_LSP_CMD_OPEN_REPORT,
-                                        AKG_LSP_CMD_CANCEL};
+    static const char *const names[] = {AKG_LSP_CMD_GENERATE,     AKG_LSP_CMD_DESIGN_SKETCH,
+                                        AKG_LSP_CMD_VERIFY,       AKG_LSP_CMD_OPEN_REPORT,
+                                        AKG_LSP_CMD_CANCEL,       AKG_LSP_CMD_FROM_SKETCH};
     return cJSON_CreateStringArray(names, (int)(sizeof names / sizeof names[0]));
 }

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "reference_index.h"
 #include "results.h"
+#include "sketch_link.h"
 #include "uri.h"
 
 typedef enum { PROGRESS_NONE, PROGRESS_CREATING, PROGRESS_BEGUN, PROGRESS_ENDED } progress_state;
@@ -22,7 +23,9 @@ struct akg_lsp_job {
     long long id;
     akg_job *job; /* the engine's; NULL once DONE has arrived */
     char *uri, *path, *backend, *dsl, *arch, *workflow;
-    char hash[65]; /* the reference's content when the job started */
+    char *sketch_path, *sketch_uri; /* a job from the user's sketch; else NULL */
+    char hash[65];        /* the reference's content when the job started */
+    char sketch_hash[65]; /* the sketch's */
     char token[48];
     char title[96];
     char last_message[256];
@@ -57,6 +60,8 @@ static void job_free(akg_lsp_job *j)
     free(j->dsl);
     free(j->arch);
     free(j->workflow);
+    free(j->sketch_path);
+    free(j->sketch_uri);
     free(j);
 }
 
@@ -217,7 +222,15 @@ static void job_done(akg_lsp_server *s, akg_lsp_job *j, const akg_event *ev)
     } else {
         cJSON_AddNullToObject(p, "error");
     }
+    if (j->sketch_uri)
+        cJSON_AddStringToObject(p, "sketchUri", j->sketch_uri);
     akg_lsp_notify(s, "akg/jobFinished", p);
+    if (j->sketch_path && ev->status != AKG_JOB_CANCELLED) {
+        akg_lsp_sketch_run_ended(s, j->sketch_path, j->sketch_hash, report);
+        akg_lsp_document *sdoc = akg_lsp_doc_find_path(&s->docs, j->sketch_path);
+        if (sdoc)
+            akg_lsp_diagnostics_publish(s, sdoc);
+    }
 
     akg_lsp_results_remember(s, j->id, j->path, j->hash, j->backend, j->dsl, j->arch, j->workflow,
                              status, report);
@@ -317,6 +330,8 @@ int akg_lsp_jobs_start(akg_lsp_server *s, const akg_lsp_job_request *req, long l
         return AKG_RPC_REQUEST_FAILED;
     if (req->kernel_path && akg_lsp_check_trusted(s, req->kernel_path, err, errlen) != AKG_OK)
         return AKG_RPC_REQUEST_FAILED;
+    if (req->sketch_path && akg_lsp_check_trusted(s, req->sketch_path, err, errlen) != AKG_OK)
+        return AKG_RPC_REQUEST_FAILED;
     struct stat st;
     if (stat(req->path, &st) != 0 || !S_ISREG(st.st_mode))
         return akg_fail(err, errlen, AKG_ENOTFOUND, "%s: not a file on disk; save it first",
@@ -336,11 +351,19 @@ int akg_lsp_jobs_start(akg_lsp_server *s, const akg_lsp_job_request *req, long l
     j->dsl = akg_strdup(req->dsl);
     j->arch = akg_strdup(req->arch);
     j->workflow = akg_strdup(req->workflow);
+    j->sketch_path = akg_strdup(req->sketch_path);
+    j->sketch_uri = akg_strdup(req->sketch_uri);
     char *text = NULL;
     size_t len = 0;
     char rerr[256];
     if (akg_read_file(req->path, AKG_LSP_MAX_DOCUMENT, &text, &len, rerr, sizeof rerr) == AKG_OK) {
         akg_sha256_hex(text, len, j->hash);
+        free(text);
+    }
+    if (req->sketch_path &&
+        akg_read_file(req->sketch_path, AKG_LSP_MAX_DOCUMENT, &text, &len, rerr, sizeof rerr) ==
+            AKG_OK) {
+        akg_sha256_hex(text, len, j->sketch_hash);
         free(text);
     }
 
@@ -374,6 +397,7 @@ int akg_lsp_jobs_start(akg_lsp_server *s, const akg_lsp_job_request *req, long l
     opts.arch = req->arch;
     opts.workflow = req->workflow;
     opts.kernel_path = req->kernel_path;
+    opts.sketch_path = req->sketch_path;
     opts.provider = s->settings.provider;
     opts.verify_timeout_s = s->settings.verify_timeout_s;
     akg_job *job = NULL;
@@ -388,11 +412,11 @@ int akg_lsp_jobs_start(akg_lsp_server *s, const akg_lsp_job_request *req, long l
     j->id = akg_job_id(job);
     snprintf(j->token, sizeof j->token, "akg-job-%lld", j->id);
     const char *w = req->workflow ? req->workflow : "generate";
-    snprintf(j->title, sizeof j->title, "%s %s/%s",
+    snprintf(j->title, sizeof j->title, "%s%s %s/%s",
              strcmp(w, "design_only") == 0     ? "design"
              : strcmp(w, "verifier_only") == 0 ? "verify"
                                                : "generate",
-             req->backend, req->dsl);
+             req->sketch_path ? " from sketch" : "", req->backend, req->dsl);
     snprintf(j->last_message, sizeof j->last_message, "queued");
     j->next = s->jobs;
     s->jobs = j;
@@ -442,7 +466,8 @@ int akg_lsp_jobs_running_for(akg_lsp_server *s, const char *path)
 {
     int n = 0;
     for (akg_lsp_job *j = s->jobs; j; j = j->next)
-        if (j->job && (!path || strcmp(j->path, path) == 0))
+        if (j->job && (!path || strcmp(j->path, path) == 0 ||
+                       (j->sketch_path && strcmp(j->sketch_path, path) == 0)))
             n++;
     return n;
 }

@@ -10,10 +10,15 @@
  * window/workDoneProgress/cancel on its token or by the akg.cancel command;
  * the engine kills its children by process group.
  *
+ * A job may lower a sketch the user wrote instead of asking the Designer
+ * (sketch_path, from "Generate from this sketch"): its uri is still the
+ * reference's, its notifications add sketchUri, and an error the job places
+ * in the sketch becomes a diagnostic of the sketch file (sketch_link.h).
+ *
  * Notifications (the editor clients rely on these shapes):
  *   akg/sketchReady  {id, uri, path, text}
  *   akg/jobFinished  {id, uri, status, paths: {sketch, kernel, modelNew, report},
- *                     speedup, error: {class, detail}}
+ *                     speedup, error: {class, detail}, sketchUri?}
  * status is one of pass, fail, unverified, cancelled, error.
  */
 #ifndef AKG_LSP_JOBS_H
@@ -27,6 +32,8 @@ typedef struct {
     const char *backend, *dsl, *arch;
     const char *workflow;    /* NULL: the backend's default */
     const char *kernel_path; /* verifier_only */
+    const char *sketch_path; /* the user's design to lower (absolute), or NULL */
+    const char *sketch_uri;  /* its URI */
 } akg_lsp_job_request;
 
 /* Starts a job; on success *job_id is its id and the return is 0, otherwise
@@ -37,7 +44,7 @@ int akg_lsp_jobs_start(akg_lsp_server *s, const akg_lsp_job_request *req, long l
 int akg_lsp_jobs_cancel(akg_lsp_server *s, long long job_id);
 /* Cancels every running job; returns how many. */
 int akg_lsp_jobs_cancel_all(akg_lsp_server *s);
-/* Number of running jobs for a reference path (NULL: all). */
+/* Number of running jobs for a reference or sketch path (NULL: all). */
 int akg_lsp_jobs_running_for(akg_lsp_server *s, const char *path);
 /* Frees what is left of the job table (after the engine closed). */
 void akg_lsp_jobs_free(akg_lsp_server *s);

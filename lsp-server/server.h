@@ -93,6 +93,7 @@ struct akg_lsp_server {
     akg_lsp_job *jobs;
     long long jobs_started;
     akg_lsp_result_cache *results;
+    cJSON *sketch_runs; /* sketch path -> the error of its last run (sketch_link.h) */
 
     uv_timer_t debounce; /* re-parses dirty documents after typing pauses */
     akg_lsp_watch *watch;

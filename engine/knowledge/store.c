@@ -108,6 +108,11 @@ int akg_store_open(const char *path, akg_store **out, char *err, size_t errlen)
     return AKG_OK;
 }
 
+const char *akg_store_errmsg(akg_store *store)
+{
+    return store && store->db ? sqlite3_errmsg(store->db) : "the store is not open";
+}
+
 void akg_store_close(akg_store *store)
 {
     if (!store)

@@ -6,13 +6,19 @@
  *                       |         +-- code errors --+   (the Conductor routes
  *                       +------ numerical errors ---+    each failure)
  *
- * Every stage that can take more than a moment is a child process (the
- * compiler) or a harness request, and the state machine advances from their
- * callbacks; parse, design and code are pure and fast. Workflows select
- * stages: coder_only skips the sketch file, kernelgen_only and design_only end
- * unverified, verifier_only checks a given model_new.py. Each stage is
+ * Every stage that can take more than a moment is asynchronous and the state
+ * machine advances from its callback: designs and code are provider requests
+ * (akg/provider.h), the build is the backend's build command run as a child
+ * process (akg/backend.h), probe, verify and profile are requests to the
+ * harness pool of the backend's device kind. Nothing here names a DSL or a
+ * compiler. Workflows select stages: coder_only skips the sketch file,
+ * kernelgen_only and design_only end unverified, verifier_only checks a given
+ * model_new.py. A job given a sketch (--sketch) skips the Designer: the
+ * user's design is checked before the probe, lowered, and a numerical failure
+ * is that design's error, never answered with another design. Each stage is
  * announced by a STAGE event; a finished job writes report.json, records the
- * run in the store, and emits DONE.
+ * run in the store, and emits DONE. A failed write of either is an event, and
+ * a report that could not be written ends the job as an error.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,8 +28,11 @@
 #include <time.h>
 
 #include "akg/akg.h"
+#include "akg/backend.h"
 #include "akg/config.h"
+#include "akg/provider.h"
 #include "akg/sketch.h"
+#include "akg/sketch_file.h"
 #include "../internal.h"
 
 static void stage_probe(akg_job *j);
@@ -58,6 +67,14 @@ static void emit_stage(akg_job *j, const char *stage, const char *fmt, ...)
     akg__job_emit(j, &ev);
 }
 
+/* A front end may cancel the job inside an event callback (akg_job_cancel
+ * then finishes it at once): a stage that emitted an event checks this
+ * before it starts any work. */
+static int stopped(const akg_job *j)
+{
+    return j->finishing;
+}
+
 static void emit_log(akg_job *j, akg_log_level level, const char *msg)
 {
     akg_event ev = {0};
@@ -75,6 +92,33 @@ static char *join_path(const char *dir, const char *name)
     if (p)
         snprintf(p, n, "%s/%s", dir, name);
     return p;
+}
+
+/* The buffer's text, or fallback when an append failed (a partial text is
+ * never passed on as a whole one). */
+static const char *buf_text(const akg_buf *b, const char *fallback)
+{
+    return akg_buf_status(b) == AKG_OK && b->data ? b->data : fallback;
+}
+
+/* Records the error's location for the report (keys of report.error). */
+static void set_error_place(akg_job *j, const char *where, const char *file, unsigned line,
+                            unsigned column, unsigned end_line, unsigned end_column)
+{
+    cJSON_Delete(j->final_error);
+    j->final_error = cJSON_CreateObject();
+    if (where)
+        cJSON_AddStringToObject(j->final_error, "where", where);
+    if (file)
+        cJSON_AddStringToObject(j->final_error, "file", file);
+    if (line) {
+        cJSON_AddNumberToObject(j->final_error, "line", line);
+        cJSON_AddNumberToObject(j->final_error, "column", column ? column : 1);
+    }
+    if (end_line) {
+        cJSON_AddNumberToObject(j->final_error, "end_line", end_line);
+        cJSON_AddNumberToObject(j->final_error, "end_column", end_column ? end_column : 1);
+    }
 }
 
 /* ---------- the output folder ---------- */
@@ -105,6 +149,10 @@ static int ensure_out_dir(akg_job *j)
         j->out_dir = akg_abspath(rel);
     }
     char err[512];
+    if (!j->out_dir) {
+        job_finish(j, AKG_JOB_ERROR, "crash", "out of memory");
+        return AKG_ENOMEM;
+    }
     if (akg_mkdirs(j->out_dir, err, sizeof err) != AKG_OK) {
         job_finish(j, AKG_JOB_ERROR, "io_error", err);
         return AKG_EIO;
@@ -115,6 +163,10 @@ static int ensure_out_dir(akg_job *j)
 static int write_out(akg_job *j, const char *name, const char *text, char **path_out)
 {
     char *path = join_path(j->out_dir, name);
+    if (!path) {
+        job_finish(j, AKG_JOB_ERROR, "crash", "out of memory");
+        return AKG_ENOMEM;
+    }
     char err[512];
     int rc = akg_write_file(path, text, strlen(text), err, sizeof err);
     if (rc) {
@@ -154,8 +206,19 @@ static void on_answer(const cJSON *ans, void *user)
     fn(j, ans);
 }
 
+/* Sends req to the harness pool of the job's device kind. */
 static void submit(akg_job *j, cJSON *req, answer_fn fn)
 {
+    char err[512];
+    akg_harness *pool = akg__engine_harness(j->engine, j->be->device_kind, err, sizeof err);
+    if (!pool) {
+        cJSON_Delete(req);
+        char msg[700];
+        snprintf(msg, sizeof msg, "the harness for %s is not available: %s", j->be->device_kind,
+                 err);
+        job_finish(j, AKG_JOB_ERROR, "crash", msg);
+        return;
+    }
     req_ctx *c = calloc(1, sizeof *c);
     if (!c) {
         cJSON_Delete(req);
@@ -164,8 +227,7 @@ static void submit(akg_job *j, cJSON *req, answer_fn fn)
     }
     c->job = j;
     c->fn = fn;
-    if (akg_harness_submit(j->engine->harness, req, j->verify_timeout_s, on_answer, c, &j->hreq) !=
-        AKG_OK) {
+    if (akg_harness_submit(pool, req, j->verify_timeout_s, on_answer, c, &j->hreq) != AKG_OK) {
         free(c);
         j->hreq = NULL;
         job_finish(j, AKG_JOB_ERROR, "crash", "the harness is not available");
@@ -186,10 +248,18 @@ static double ans_num(const cJSON *a, const char *key)
 
 /* ---------- the Conductor ---------- */
 
+static int is_design_fault(const char *cls)
+{
+    return strcmp(cls, "numerical_mismatch") == 0 || strcmp(cls, "shape_mismatch") == 0 ||
+           strcmp(cls, "design_error") == 0;
+}
+
 /* Records the failed candidate and decides where the next attempt starts:
  * code errors (build, runtime, crash, timeout, forbidden) go back to the
  * Coder, which lowers conservatively; numerical and shape errors go back to
- * the Designer with the failure as feedback. */
+ * the Designer with the failure as feedback. A user's design is not the
+ * Designer's to replace: a numerical or shape error ends the job as that
+ * sketch's design error. */
 static void conductor_route(akg_job *j, const char *cls, const char *detail, const cJSON *ans)
 {
     cJSON *cand = cJSON_CreateObject();
@@ -197,12 +267,10 @@ static void conductor_route(akg_job *j, const char *cls, const char *detail, con
     cJSON_AddStringToObject(cand, "status", "fail");
     cJSON_AddStringToObject(cand, "error_class", cls);
     cJSON_AddStringToObject(cand, "detail", detail);
-    if (j->design)
-        cJSON_AddItemToObject(cand, "design", akg_design_to_json(j->design));
+    if (j->design_info)
+        cJSON_AddItemToObject(cand, "design", cJSON_Duplicate(j->design_info, 1));
     cJSON_AddItemToArray(j->candidates, cand);
-    akg_store_candidate_add(j->engine->store, j->id, j->attempt,
-                            j->design ? j->design->sketch_text : NULL, j->files.kernel_source,
-                            "fail", cls, detail, 0, 0);
+    akg__store_candidate(j, "fail", cls, detail, 0, 0);
     cJSON_Delete(j->feedback);
     j->feedback = ans ? cJSON_Duplicate(ans, 1) : cJSON_CreateObject();
     cJSON_DeleteItemFromObject(j->feedback, "class");
@@ -210,6 +278,17 @@ static void conductor_route(akg_job *j, const char *cls, const char *detail, con
     cJSON_DeleteItemFromObject(j->feedback, "detail");
     cJSON_AddStringToObject(j->feedback, "detail", detail);
 
+    int to_designer = is_design_fault(cls);
+    if (j->user_sketch_path && to_designer && !wf(j, "verifier_only")) {
+        char msg[2048];
+        snprintf(msg, sizeof msg,
+                 "the design in %s does not compute the reference (%s): %s; it is your design, "
+                 "so no other is tried: change the sketch and run again",
+                 j->user_sketch_path, cls, detail);
+        set_error_place(j, "sketch", j->user_sketch_path, j->sketch_header_line, 1, 0, 0);
+        job_finish(j, AKG_JOB_FAIL, "design_error", msg);
+        return;
+    }
     if (wf(j, "verifier_only") || j->attempt >= j->max_step) {
         char msg[1024];
         if (wf(j, "verifier_only"))
@@ -220,11 +299,12 @@ static void conductor_route(akg_job *j, const char *cls, const char *detail, con
         job_finish(j, AKG_JOB_FAIL, cls, msg);
         return;
     }
-    int to_designer = strcmp(cls, "numerical_mismatch") == 0 || strcmp(cls, "shape_mismatch") == 0;
     char msg[1200];
     snprintf(msg, sizeof msg, "conductor: attempt %d failed (%s); routing to the %s", j->attempt,
              cls, to_designer ? "Designer" : "Coder");
     emit_log(j, AKG_LOG_WARN, msg);
+    if (stopped(j))
+        return;
     j->attempt++;
     if (to_designer) {
         stage_design(j);
@@ -236,11 +316,49 @@ static void conductor_route(akg_job *j, const char *cls, const char *detail, con
 
 /* ---------- stages ---------- */
 
+/* Takes the user's sketch (--sketch) as the design: it must check and be
+ * bound before anything runs. Returns 0, or non-zero when the job ended. */
+static int load_user_sketch(akg_job *j)
+{
+    akg_sketch_file f;
+    char err[1024];
+    int rc = akg_sketch_file_load(j->user_sketch_path, j->user_sketch_path, &f, err, sizeof err);
+    if (rc == AKG_EPARSE) {
+        set_error_place(j, "sketch", j->user_sketch_path, f.line, f.column, f.end_line,
+                        f.end_column);
+        job_finish(j, AKG_JOB_ERROR, "design_error", f.diagnostics ? f.diagnostics : err);
+        akg_sketch_file_free(&f);
+        return 1;
+    }
+    if (rc != AKG_OK) {
+        set_error_place(j, "sketch", j->user_sketch_path, 0, 0, 0, 0);
+        job_finish(j, AKG_JOB_ERROR, rc == AKG_ENOMEM ? "crash" : "io_error", err);
+        akg_sketch_file_free(&f);
+        return 1;
+    }
+    j->sketch = f.sketch;
+    f.sketch = NULL;
+    j->sketch_text = f.text;
+    f.text = NULL;
+    j->sketch_header_line = f.header_line;
+    akg_sketch_file_free(&f);
+    j->op_name = akg_strdup(akg_sketch_name(j->sketch));
+    j->design_info = cJSON_CreateObject();
+    cJSON_AddStringToObject(j->design_info, "source", "user");
+    cJSON_AddStringToObject(j->design_info, "path", j->user_sketch_path);
+    cJSON_AddStringToObject(j->design_info, "sketch", j->op_name ? j->op_name : "");
+    if (!j->op_name) {
+        job_finish(j, AKG_JOB_ERROR, "crash", "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
 static void stage_parse(akg_job *j)
 {
     j->state = JOB_PARSE;
     emit_stage(j, "parse", "reading %s", j->reference_path);
-    if (ensure_out_dir(j))
+    if (stopped(j) || ensure_out_dir(j))
         return;
     char err[1024];
     size_t len = 0;
@@ -271,6 +389,8 @@ static void stage_parse(akg_job *j)
         stage_verify(j);
         return;
     }
+    if (j->user_sketch_path && load_user_sketch(j))
+        return;
     stage_probe(j);
 }
 
@@ -294,6 +414,8 @@ static void stage_probe(akg_job *j)
 {
     j->state = JOB_PROBE;
     emit_stage(j, "probe", "probing shapes and dtypes in the harness");
+    if (stopped(j))
+        return;
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "op", "probe");
     cJSON_AddStringToObject(req, "reference", j->reference_path);
@@ -301,70 +423,32 @@ static void stage_probe(akg_job *j)
     submit(j, req, on_probe);
 }
 
-static void stage_design(akg_job *j)
+/* The design is checked: write sketch.sketch, announce it, go on. */
+static void design_ready(akg_job *j)
 {
-    j->state = JOB_DESIGN;
-    emit_stage(j, "design", "attempt %d/%d: designing a sketch (%s provider)", j->attempt,
-               j->max_step, j->provider);
-    if (strcmp(j->provider, "builtin") != 0) {
-        job_finish(j, AKG_JOB_ERROR, "unsupported",
-                   "the openai provider is not available in this build; use --provider builtin");
-        return;
-    }
-    char err[1024];
-    akg_range where = {0};
-    akg_design *d = NULL;
-    int rc = akg_designer_builtin(j->ref, j->probe, j->feedback, j->attempt, &d, &where, err,
-                                  sizeof err);
-    if (rc) {
-        cJSON_Delete(j->final_error);
-        j->final_error = cJSON_CreateObject();
-        cJSON_AddNumberToObject(j->final_error, "line", where.start_row + 1);
-        cJSON_AddNumberToObject(j->final_error, "column", where.start_col + 1);
-        cJSON_AddNumberToObject(j->final_error, "end_line", where.end_row + 1);
-        cJSON_AddNumberToObject(j->final_error, "end_column", where.end_col + 1);
-        job_finish(j, AKG_JOB_ERROR, rc == AKG_EUNSUPPORTED ? "unsupported" : "design_error", err);
-        return;
-    }
-    akg_design_free(j->design);
-    j->design = d;
-    j->safe_mode = 0;
-    /* the sketch is parsed and checked before any code is written */
-    akg_sketch_free(j->sketch);
-    j->sketch = NULL;
-    akg_sketch_diag_list *diags = akg_sketch_diag_list_new();
-    int prc = akg_sketch_parse(d->sketch_text, strlen(d->sketch_text), &j->sketch, diags);
-    if (prc == 0 && akg_sketch_check(j->sketch, diags) != 0)
-        prc = -1;
-    if (prc != 0) {
-        akg_buf msg;
-        akg_buf_init(&msg, 8192);
-        akg_buf_puts(&msg, "the Designer's sketch does not check:");
-        for (size_t i = 0; i < akg_sketch_diag_count(diags) && i < 10; i++) {
-            char *line = akg_sketch_diag_format("sketch.sketch", akg_sketch_diag_at(diags, i));
-            if (line) {
-                akg_buf_appendf(&msg, "\n%s", line);
-                free(line);
-            }
-        }
-        akg_sketch_diag_list_free(diags);
-        write_out(j, "sketch.sketch", d->sketch_text, &j->sketch_path);
-        job_finish(j, AKG_JOB_ERROR, "design_error", msg.data ? msg.data : "sketch error");
-        akg_buf_free(&msg);
-        return;
-    }
-    akg_sketch_diag_list_free(diags);
-    if (!wf(j, "coder_only")) {
-        if (write_out(j, "sketch.sketch", d->sketch_text, &j->sketch_path))
+    if (!wf(j, "coder_only") || j->user_sketch_path) {
+        char *copy = join_path(j->out_dir, "sketch.sketch");
+        int same = copy && j->user_sketch_path && strcmp(copy, j->user_sketch_path) == 0;
+        if (same) {
+            /* the user's file is this run's sketch.sketch already */
+            free(j->sketch_path);
+            j->sketch_path = copy;
+            copy = NULL;
+        } else if (write_out(j, "sketch.sketch", j->sketch_text, &j->sketch_path)) {
+            free(copy);
             return;
+        }
+        free(copy);
         akg_event ev = {0};
         ev.kind = AKG_EVENT_SKETCH;
         ev.stage = "design";
         ev.attempt = j->attempt;
         ev.path = j->sketch_path;
-        ev.text = d->sketch_text;
-        ev.message = "sketch ready";
+        ev.text = j->sketch_text;
+        ev.message = j->user_sketch_path ? "sketch ready (the user's design)" : "sketch ready";
         akg__job_emit(j, &ev);
+        if (stopped(j))
+            return;
     }
     if (wf(j, "design_only")) {
         job_finish(j, AKG_JOB_UNVERIFIED, NULL, NULL);
@@ -373,22 +457,131 @@ static void stage_design(akg_job *j)
     stage_code(j);
 }
 
-static void stage_code(akg_job *j)
+static void on_designed(const akg_design_answer *a, void *user)
 {
-    j->state = JOB_CODE;
-    emit_stage(j, "code", "attempt %d/%d: lowering the sketch to C++%s", j->attempt, j->max_step,
-               j->safe_mode ? " (conservative: no OpenMP/simd)" : "");
+    akg_job *j = user;
+    j->pop = NULL;
+    if (j->cancelled || a->status == AKG_ECANCELED) {
+        job_finish(j, AKG_JOB_CANCELLED, "cancelled", "cancelled");
+        return;
+    }
+    if (a->status != AKG_OK) {
+        if (a->has_where)
+            set_error_place(j, NULL, NULL, a->where.start_row + 1, a->where.start_col + 1,
+                            a->where.end_row + 1, a->where.end_col + 1);
+        job_finish(j, AKG_JOB_ERROR, a->status == AKG_EUNSUPPORTED ? "unsupported" : "design_error",
+                   a->message ? a->message : akg_strerror(a->status));
+        return;
+    }
+    free(j->sketch_text);
+    free(j->op_name);
+    cJSON_Delete(j->design_info);
+    j->sketch_text = akg_strdup(a->sketch_text);
+    j->op_name = akg_strdup(a->op_name);
+    j->design_info = a->provenance ? cJSON_Duplicate(a->provenance, 1) : cJSON_CreateObject();
+    if (!j->sketch_text || !j->op_name || !j->design_info) {
+        job_finish(j, AKG_JOB_ERROR, "crash", "out of memory");
+        return;
+    }
+    if (!cJSON_GetObjectItem(j->design_info, "source"))
+        cJSON_AddStringToObject(j->design_info, "source", j->provider);
+    j->safe_mode = 0;
+    /* the sketch is parsed and checked before any code is written */
+    akg_sketch_free(j->sketch);
+    j->sketch = NULL;
+    akg_sketch_diag_list *diags = akg_sketch_diag_list_new();
+    if (!diags) {
+        job_finish(j, AKG_JOB_ERROR, "crash", "out of memory");
+        return;
+    }
+    int prc = akg_sketch_parse(j->sketch_text, strlen(j->sketch_text), &j->sketch, diags);
+    if (prc == 0 && akg_sketch_check(j->sketch, diags) != 0)
+        prc = -1;
+    if (prc != 0) {
+        akg_buf msg;
+        akg_buf_init(&msg, 8192);
+        akg_buf_appendf(&msg, "the %s provider's sketch does not check:", j->provider);
+        for (size_t i = 0; i < akg_sketch_diag_count(diags) && i < 10; i++) {
+            char *line = akg_sketch_diag_format("sketch.sketch", akg_sketch_diag_at(diags, i));
+            if (line) {
+                akg_buf_appendf(&msg, "\n%s", line);
+                free(line);
+            }
+        }
+        akg_sketch_diag_list_free(diags);
+        if (write_out(j, "sketch.sketch", j->sketch_text, &j->sketch_path) == AKG_OK)
+            job_finish(j, AKG_JOB_ERROR, "design_error",
+                       buf_text(&msg, "the provider's sketch does not check (the list of "
+                                      "errors did not fit in memory)"));
+        akg_buf_free(&msg);
+        return;
+    }
+    akg_sketch_diag_list_free(diags);
+    design_ready(j);
+}
+
+static void stage_design(akg_job *j)
+{
+    j->state = JOB_DESIGN;
+    if (j->user_sketch_path) {
+        emit_stage(j, "design", "attempt %d/%d: the design is %s (the Designer is skipped)",
+                   j->attempt, j->max_step, j->user_sketch_path);
+        if (stopped(j))
+            return;
+        j->safe_mode = 0;
+        design_ready(j);
+        return;
+    }
+    emit_stage(j, "design", "attempt %d/%d: designing a sketch (%s provider)", j->attempt,
+               j->max_step, j->provider);
+    if (stopped(j))
+        return;
     char err[1024];
+    if (!j->session &&
+        akg_provider_session_new(j->prov, j->engine->loop, &j->session, err, sizeof err)) {
+        job_finish(j, AKG_JOB_ERROR, "crash", err);
+        return;
+    }
+    akg_design_request req = {.ref = j->ref,
+                              .probe = j->probe,
+                              .feedback = j->feedback,
+                              .attempt = j->attempt,
+                              .backend = j->backend,
+                              .dsl = j->dsl,
+                              .arch = j->arch};
+    if (akg_provider_design(j->session, &req, on_designed, j, &j->pop, err, sizeof err))
+        job_finish(j, AKG_JOB_ERROR, "crash", err);
+}
+
+static void on_coded(akg_code_answer *a, void *user)
+{
+    akg_job *j = user;
+    j->pop = NULL;
+    if (j->cancelled || a->status == AKG_ECANCELED) {
+        job_finish(j, AKG_JOB_CANCELLED, "cancelled", "cancelled");
+        return;
+    }
+    if (a->status != AKG_OK || !a->files) {
+        if (j->user_sketch_path)
+            set_error_place(j, "sketch", j->user_sketch_path, j->sketch_header_line, 1, 0, 0);
+        job_finish(j, AKG_JOB_ERROR, "unsupported",
+                   a->message ? a->message : akg_strerror(a->status));
+        return;
+    }
     akg_kernel_files_free(&j->files);
-    if (akg_cpp_emit(j->design, j->sketch, j->ref, j->safe_mode, &j->files, err, sizeof err)) {
-        job_finish(j, AKG_JOB_ERROR, "unsupported", err);
+    j->files = *a->files;
+    memset(a->files, 0, sizeof *a->files);
+    if (!j->files.model_new_source) {
+        job_finish(j, AKG_JOB_ERROR, "unsupported",
+                   "the Coder wrote no model_new.py (the task's signature was not available)");
         return;
     }
     if (write_out(j, j->files.kernel_filename, j->files.kernel_source, &j->kernel_src_path) ||
         write_out(j, "model_new.py", j->files.model_new_source, &j->model_new_path))
         return;
     free(j->lib_path);
-    j->lib_path = join_path(j->out_dir, j->files.library_filename);
+    j->lib_path = j->files.library_filename ? join_path(j->out_dir, j->files.library_filename)
+                                            : NULL;
     akg_event ev = {0};
     ev.kind = AKG_EVENT_KERNEL;
     ev.stage = "code";
@@ -397,7 +590,42 @@ static void stage_code(akg_job *j)
     ev.text = j->files.kernel_source;
     ev.message = "kernel written";
     akg__job_emit(j, &ev);
+    if (stopped(j))
+        return;
     stage_build(j);
+}
+
+static void stage_code(akg_job *j)
+{
+    j->state = JOB_CODE;
+    emit_stage(j, "code", "attempt %d/%d: lowering the sketch to %s for %s%s", j->attempt,
+               j->max_step, j->be->dsl, j->be->name,
+               j->safe_mode ? " (conservative lowering, after a code error)" : "");
+    if (stopped(j))
+        return;
+    char err[1024];
+    if (!j->session &&
+        akg_provider_session_new(j->prov, j->engine->loop, &j->session, err, sizeof err)) {
+        job_finish(j, AKG_JOB_ERROR, "crash", err);
+        return;
+    }
+    akg_code_request req = {.sketch = j->sketch,
+                            .ref = j->ref,
+                            .probe = j->probe,
+                            .backend = j->be,
+                            .safe = j->safe_mode != 0,
+                            .sketch_file = "sketch.sketch"};
+    if (akg_provider_code(j->session, &req, on_coded, j, &j->pop, err, sizeof err))
+        job_finish(j, AKG_JOB_ERROR, "crash", err);
+}
+
+static void after_build(akg_job *j)
+{
+    if (wf(j, "kernelgen_only")) {
+        job_finish(j, AKG_JOB_UNVERIFIED, NULL, NULL);
+        return;
+    }
+    stage_verify(j);
 }
 
 static void on_built(const akg_child_result *r, void *user)
@@ -412,60 +640,75 @@ static void on_built(const akg_child_result *r, void *user)
         akg_buf msg;
         akg_buf_init(&msg, 8192);
         if (r->timed_out)
-            akg_buf_puts(&msg, "the compiler did not finish in time");
+            akg_buf_puts(&msg, "the build did not finish in time");
+        else if (r->term_signal)
+            akg_buf_appendf(&msg, "the build was killed by signal %d", r->term_signal);
         else
-            akg_buf_appendf(&msg, "the compiler failed (status %d)", r->exit_status);
+            akg_buf_appendf(&msg, "the build failed (status %d)", r->exit_status);
         if (r->output && *r->output) {
             akg_buf_puts(&msg, ":\n");
             akg_buf_append(&msg, r->output, strlen(r->output) > 6000 ? 6000 : strlen(r->output));
         }
         cJSON *ans = cJSON_CreateObject();
         cJSON_AddStringToObject(ans, "compiler_output", r->output ? r->output : "");
-        conductor_route(j, "build_error", msg.data ? msg.data : "build failed", ans);
+        conductor_route(j, "build_error",
+                        buf_text(&msg, "the build failed (its output did not fit in memory)"),
+                        ans);
         cJSON_Delete(ans);
         akg_buf_free(&msg);
         return;
     }
-    if (wf(j, "kernelgen_only")) {
-        job_finish(j, AKG_JOB_UNVERIFIED, NULL, NULL);
-        return;
-    }
-    stage_verify(j);
+    after_build(j);
 }
 
 static void stage_build(akg_job *j)
 {
     j->state = JOB_BUILD;
-    const char *cxx = akg_config_string(j->config, "compiler.cxx", "g++");
-    emit_stage(j, "build", "attempt %d/%d: %s -O3 -march=native -fopenmp", j->attempt, j->max_step,
-               cxx);
-    char *argv[32];
-    int n = 0;
-    argv[n++] = (char *)cxx;
-    const cJSON *flags = akg_config_get(j->config, "compiler.flags");
-    const cJSON *f;
-    if (cJSON_IsArray(flags)) {
-        cJSON_ArrayForEach(f, flags) {
-            if (cJSON_IsString(f) && n < 24)
-                argv[n++] = f->valuestring;
-        }
-    } else {
-        static char *defaults[] = {"-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
-                                   "-std=c++17"};
-        for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
-            argv[n++] = defaults[i];
+    char err[1024];
+    char **argv = NULL;
+    if (!j->be->build_argv) {
+        emit_stage(j, "build", "attempt %d/%d: nothing to build for %s/%s", j->attempt,
+                   j->max_step, j->be->name, j->be->dsl);
+        if (!stopped(j))
+            after_build(j);
+        return;
     }
-    argv[n++] = "-o";
-    argv[n++] = j->lib_path;
-    argv[n++] = j->kernel_src_path;
-    argv[n] = NULL;
+    if (j->be->build_argv(j->config, &j->files, j->out_dir, &argv, err, sizeof err) != AKG_OK) {
+        job_finish(j, AKG_JOB_ERROR, "build_error", err);
+        return;
+    }
+    if (!argv) {
+        emit_stage(j, "build", "attempt %d/%d: nothing to build for %s/%s", j->attempt,
+                   j->max_step, j->be->name, j->be->dsl);
+        if (!stopped(j))
+            after_build(j);
+        return;
+    }
+    /* the command as a person would type it, its file arguments by their names */
+    akg_buf cmd;
+    akg_buf_init(&cmd, 400);
+    for (char **a = argv; *a; a++) {
+        const char *word = strrchr(*a, '/') && **a == '/' ? strrchr(*a, '/') + 1 : *a;
+        akg_buf_appendf(&cmd, "%s%s", a == argv ? "" : " ", word);
+    }
+    emit_stage(j, "build", "attempt %d/%d: %s", j->attempt, j->max_step,
+               buf_text(&cmd, argv[0]));
+    akg_buf_free(&cmd);
+    if (stopped(j)) {
+        akg_argv_free(argv);
+        return;
+    }
     int rc = akg_child_run(j->engine->loop, argv, j->out_dir, j->verify_timeout_s, on_built, j,
                            &j->child);
     if (rc) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "cannot start the compiler %s", cxx);
+        char msg[512];
+        snprintf(msg, sizeof msg, "cannot start the build command %s of %s/%s", argv[0],
+                 j->be->name, j->be->dsl);
+        akg_argv_free(argv);
         job_finish(j, AKG_JOB_ERROR, "build_error", msg);
+        return;
     }
+    akg_argv_free(argv);
 }
 
 /* Emits a VERIFY or PROFILE event for a harness answer; on failure hands the
@@ -482,6 +725,8 @@ static int report_answer(akg_job *j, akg_event_kind kind, const char *stage, con
     ev.message = msg;
     ev.data = ans;
     akg__job_emit(j, &ev);
+    if (stopped(j))
+        return 0;
     if (!ok)
         conductor_route(j, ans_str(ans, "class", "runtime_error"), ans_str(ans, "detail", ""), ans);
     return ok;
@@ -527,6 +772,8 @@ static void stage_verify(akg_job *j)
     j->state = JOB_VERIFY;
     emit_stage(j, "verify", "attempt %d/%d: %d trials with fresh seeded inputs", j->attempt,
                j->max_step, j->trials);
+    if (stopped(j))
+        return;
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "op", "verify");
     cJSON_AddStringToObject(req, "reference", j->reference_path);
@@ -559,12 +806,10 @@ static void on_profiled(akg_job *j, const cJSON *ans)
     cJSON_AddStringToObject(cand, "status", "pass");
     cJSON_AddNumberToObject(cand, "kernel_ms", ans_num(ans, "kernel_ms"));
     cJSON_AddNumberToObject(cand, "speedup", ans_num(ans, "speedup"));
-    if (j->design)
-        cJSON_AddItemToObject(cand, "design", akg_design_to_json(j->design));
+    if (j->design_info)
+        cJSON_AddItemToObject(cand, "design", cJSON_Duplicate(j->design_info, 1));
     cJSON_AddItemToArray(j->candidates, cand);
-    akg_store_candidate_add(j->engine->store, j->id, j->attempt,
-                            j->design ? j->design->sketch_text : NULL, j->files.kernel_source,
-                            "pass", NULL, NULL, ans_num(ans, "ref_ms"), ans_num(ans, "kernel_ms"));
+    akg__store_candidate(j, "pass", NULL, NULL, ans_num(ans, "ref_ms"), ans_num(ans, "kernel_ms"));
     job_finish(j, AKG_JOB_PASS, NULL, NULL);
 }
 
@@ -573,6 +818,8 @@ static void stage_profile(akg_job *j)
     j->state = JOB_PROFILE;
     emit_stage(j, "profile", "timing reference and kernel: %d warm-up, %d runs, interleaved",
                j->warmup_times, j->run_times);
+    if (stopped(j))
+        return;
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "op", "profile");
     cJSON_AddStringToObject(req, "reference", j->reference_path);
@@ -587,128 +834,14 @@ static void stage_profile(akg_job *j)
 
 /* ---------- the end ---------- */
 
-static void copy_num(cJSON *dst, const cJSON *src, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItem(src, key);
-    if (v)
-        cJSON_AddItemToObject(dst, key, cJSON_Duplicate(v, 1));
-}
-
-static cJSON *build_report(akg_job *j, akg_job_status status, const char *cls, const char *detail)
-{
-    cJSON *r = cJSON_CreateObject();
-    const char *op = j->design ? j->design->op_name : NULL;
-    if (!op && j->ref && j->ref->n_calls > 0)
-        op = j->ref->calls[j->ref->n_calls - 1].op;
-    cJSON_AddStringToObject(r, "op", op ? op : "");
-    cJSON_AddStringToObject(r, "reference", j->reference_path);
-    if (j->ref && j->ref->content_hash)
-        cJSON_AddStringToObject(r, "reference_hash", j->ref->content_hash);
-    cJSON_AddStringToObject(r, "framework", j->framework);
-    cJSON_AddStringToObject(r, "backend", j->backend);
-    cJSON_AddStringToObject(r, "dsl", j->dsl);
-    cJSON_AddStringToObject(r, "arch", j->arch);
-    cJSON_AddStringToObject(r, "workflow", j->workflow);
-    cJSON_AddStringToObject(r, "provider", j->provider);
-    cJSON_AddStringToObject(r, "status", akg_job_status_name(status));
-    cJSON_AddNumberToObject(r, "run_id", (double)j->id);
-    cJSON_AddNumberToObject(r, "seed", (double)(j->seed % 1000000007ULL));
-    cJSON_AddNumberToObject(r, "attempts", j->attempt);
-    cJSON_AddNumberToObject(r, "max_step", j->max_step);
-    cJSON_AddNumberToObject(r, "elapsed_s", (akg_now_ms() - j->started_ms) / 1000.0);
-    if (j->verify) {
-        cJSON *c = cJSON_AddObjectToObject(r, "correctness");
-        cJSON_AddBoolToObject(c, "passed", cJSON_IsTrue(cJSON_GetObjectItem(j->verify, "ok")));
-        static const char *keys[] = {"trials", "cases", "seeds", "max_abs_err", "max_rel_err",
-                                     "rel_l2_err", "worst_trial", "worst_case", "atol", "rtol",
-                                     "dtype", "fp64_rule", NULL};
-        for (int i = 0; keys[i]; i++)
-            copy_num(c, j->verify, keys[i]);
-    }
-    if (j->profile && cJSON_IsTrue(cJSON_GetObjectItem(j->profile, "ok"))) {
-        cJSON *p = cJSON_AddObjectToObject(r, "perf");
-        static const char *keys[] = {"ref_ms", "kernel_ms", "speedup", "runs", "warmup",
-                                     "ref_ms_p10", "ref_ms_p90", "kernel_ms_p10",
-                                     "kernel_ms_p90", "case", "env", "compile_s",
-                                     "compiled_ms", "compiled_ms_p10", "compiled_ms_p90",
-                                     "speedup_compiled", "compiled_error", "compiled_isa", NULL};
-        for (int i = 0; keys[i]; i++)
-            copy_num(p, j->profile, keys[i]);
-    }
-    cJSON *paths = cJSON_AddObjectToObject(r, "paths");
-    if (j->out_dir)
-        cJSON_AddStringToObject(paths, "dir", j->out_dir);
-    if (j->sketch_path)
-        cJSON_AddStringToObject(paths, "sketch", j->sketch_path);
-    if (j->kernel_src_path)
-        cJSON_AddStringToObject(paths, "kernel", j->kernel_src_path);
-    if (j->model_new_path)
-        cJSON_AddStringToObject(paths, "model_new", j->model_new_path);
-    if (j->lib_path)
-        cJSON_AddStringToObject(paths, "library", j->lib_path);
-    if (j->report_path)
-        cJSON_AddStringToObject(paths, "report", j->report_path);
-    if (cls) {
-        cJSON *e = cJSON_AddObjectToObject(r, "error");
-        cJSON_AddStringToObject(e, "class", cls);
-        cJSON_AddStringToObject(e, "detail", detail ? detail : "");
-        if (j->final_error) {
-            static const char *keys[] = {"where", "line", "column", "end_line", "end_column",
-                                         NULL};
-            for (int i = 0; keys[i]; i++)
-                copy_num(e, j->final_error, keys[i]);
-        } else if (j->feedback) {
-            static const char *keys[] = {"where", "line", NULL};
-            for (int i = 0; keys[i]; i++)
-                copy_num(e, j->feedback, keys[i]);
-        }
-    }
-    if (j->design)
-        cJSON_AddItemToObject(r, "design", akg_design_to_json(j->design));
-    if (j->probe) {
-        cJSON *t = cJSON_AddObjectToObject(r, "task");
-        static const char *keys[] = {"inputs", "init_inputs", "params", "outputs", "dyn_cases",
-                                     NULL};
-        for (int i = 0; keys[i]; i++)
-            copy_num(t, j->probe, keys[i]);
-    }
-    cJSON_AddItemToObject(r, "candidates", cJSON_Duplicate(j->candidates, 1));
-    return r;
-}
-
 static void on_kick_finish(uv_timer_t *t)
 {
     akg_job *j = t->data;
+    cJSON *report = akg__job_record(j); /* may turn the status into an error */
     akg_event ev = {0};
     ev.kind = AKG_EVENT_DONE;
     ev.status = j->final_status;
     ev.attempt = j->attempt;
-    cJSON *report = NULL;
-    {
-        const char *cls = NULL, *detail = NULL;
-        if (j->final_error) {
-            cls = cJSON_GetStringValue(cJSON_GetObjectItem(j->final_error, "class"));
-            detail = cJSON_GetStringValue(cJSON_GetObjectItem(j->final_error, "detail"));
-        }
-        report = build_report(j, j->final_status, cls, detail);
-    }
-    if (j->out_dir) {
-        free(j->report_path);
-        j->report_path = join_path(j->out_dir, "report.json");
-        cJSON *paths = cJSON_GetObjectItem(report, "paths");
-        cJSON_AddStringToObject(paths, "report", j->report_path);
-        char *text = cJSON_Print(report);
-        if (text) {
-            akg_write_file(j->report_path, text, strlen(text), NULL, 0);
-            free(text);
-        }
-    }
-    double speedup = 0;
-    const cJSON *perf = cJSON_GetObjectItem(report, "perf");
-    if (perf)
-        speedup = ans_num(perf, "speedup");
-    akg_store_run_end(j->engine->store, j->id, akg_job_status_name(j->final_status),
-                      j->final_status == AKG_JOB_PASS ? speedup : 0, report);
     ev.path = j->report_path;
     ev.data = report;
     const cJSON *e = cJSON_GetObjectItem(report, "error");
@@ -749,6 +882,14 @@ static void on_kick_start(uv_timer_t *t)
         job_finish(j, AKG_JOB_CANCELLED, "cancelled", "cancelled");
         return;
     }
+    if (!j->store_run) {
+        char msg[512];
+        snprintf(msg, sizeof msg,
+                 "the store could not record this run (%s); its results are in the run folder "
+                 "only",
+                 j->store_error);
+        emit_log(j, AKG_LOG_ERROR, msg);
+    }
     stage_parse(j);
 }
 
@@ -763,6 +904,12 @@ void akg__pipeline_cancel(akg_job *j)
         akg_harness_req *r = j->hreq;
         j->hreq = NULL;
         akg_harness_cancel(r); /* on_answer sees j->cancelled and finishes */
+        return;
+    }
+    if (j->pop) {
+        akg_provider_op *op = j->pop;
+        j->pop = NULL;
+        akg_provider_cancel(op); /* on_designed / on_coded see the cancellation and finish */
         return;
     }
     if (j->child) {

@@ -1,7 +1,9 @@
 """End to end: references and candidates that fail end with the right error
 class, a clear message, and the right exit status."""
+import json
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 import unittest
@@ -177,6 +179,63 @@ class WorkflowTest(CliTest):
         time.sleep(0.2)
         self.assertNotEqual(subprocess.run(["pgrep", "-f", link]).returncode, 0,
                             "a harness worker survived the cancellation")
+
+
+class RecordFailureTest(CliTest):
+    """Failed writes of report.json and of the store are said, never silently dropped."""
+
+    def test_report_that_cannot_be_written(self):
+        out = os.path.join(self.dir, "run")
+        os.makedirs(os.path.join(out, "report.json"))  # a folder where the file should go
+        p = self.akg("op", "--json", "--output", out, "--workflow", "design_only",
+                     os.path.join(REFS, "relu.py"))
+        self.assertEqual(p.returncode, 1, p.stderr[-2000:])
+        self.assertIn("report.json could not be written", p.stderr)
+        r = json.loads(p.stdout)
+        self.assertEqual(r["status"], "error")
+        self.assertEqual(r["error"]["class"], "io_error")
+        self.assertIn("report.json could not be written", r["error"]["detail"])
+        self.assertNotIn("report", r["paths"])
+        self.assertTrue(os.path.exists(r["paths"]["sketch"]))  # the rest was written
+        # the store has the run as it ended
+        runs = self.akg("runs").stdout
+        self.assertIn("relu.py", runs)
+        self.assertIn("error", runs)
+
+    def refuse(self, *statements):
+        """Makes the test's store refuse writes: triggers that abort them."""
+        self.op(os.path.join(REFS, "relu.py"), "--workflow", "design_only", name="first")
+        db = sqlite3.connect(os.path.join(self.dir, "akg.db"))
+        try:
+            for st in statements:
+                db.execute(st)
+            db.commit()
+        finally:
+            db.close()
+
+    def test_store_refuses_the_end_and_the_candidates(self):
+        self.refuse("CREATE TRIGGER refuse_end BEFORE UPDATE ON runs "
+                    "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
+                    "CREATE TRIGGER refuse_candidate BEFORE INSERT ON candidates "
+                    "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+        p, r = self.op(os.path.join(REFS, "relu.py"), "--workflow", "verifier_only", "--kernel",
+                       os.path.join(KERNELS, "good_relu_model_new.py"))
+        # the kernel passed; the store's failures are errors said on the way and in the report
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertEqual(r["status"], "pass")
+        self.assertIn("the store could not record candidate 1: refused by the test", p.stderr)
+        self.assertIn("the store could not record the run's end: refused by the test", p.stderr)
+        self.assertIn("refused by the test", r["store_error"])
+
+    def test_store_refuses_the_run(self):
+        self.refuse("CREATE TRIGGER refuse_run BEFORE INSERT ON runs "
+                    "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+        p, r = self.op(os.path.join(REFS, "relu.py"), "--workflow", "design_only")
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertIn("the store could not record this run (refused by the test)", p.stderr)
+        self.assertEqual(r["status"], "unverified")
+        self.assertLess(r["run_id"], 0)
+        self.assertIn("refused by the test", r["store_error"])
 
 
 if __name__ == "__main__":

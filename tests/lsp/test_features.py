@@ -276,6 +276,89 @@ class Sketches(FeatureCase):
         self.assertIsNone(self.hover(c, uri, line, lines[line].index("t0"))["result"])
 
 
+class SketchLink(FeatureCase):
+    """A .sketch file linked to its reference offers "Generate from this sketch"."""
+
+    def write(self, rel, text):
+        path = os.path.join(self.ws, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def from_sketch_actions(self, c, uri):
+        return [a for a in self.code_actions(c, uri)
+                if a["command"]["command"] == "akg.generateFromSketch"]
+
+    def test_first_line_link(self):
+        c = self.start()
+        ref = self.copy_ref("relu.py")
+        path = self.write("designs/relu.sketch", "# akg: reference ../relu.py\n" + SKETCH)
+        uri = c.open(path, language="sketch")
+        actions = self.from_sketch_actions(c, uri)
+        self.assertEqual(len(actions), 1, actions)
+        self.assertEqual(actions[0]["title"], "akg: Generate from this sketch")
+        self.assertEqual(actions[0]["kind"], "source.akg")
+        arg = actions[0]["command"]["arguments"][0]
+        self.assertEqual(arg["uri"], uri)
+        self.assertEqual(arg["reference"], ref)
+        self.assertEqual((arg["backend"], arg["dsl"]), ("cpu", "cpp"))
+        # `only` filters as for references; a reference's actions are not offered on a sketch
+        self.assertEqual(self.code_actions(c, uri, only=["quickfix"]), [])
+        self.assertFalse([a for a in self.code_actions(c, uri)
+                          if a["command"]["command"] == "akg.generate"])
+
+    def test_report_json_link(self):
+        c = self.start()
+        ref = self.copy_ref("relu.py")
+        path = self.write("akg_output/run1/sketch.sketch", SKETCH)
+        self.write("akg_output/run1/report.json", json.dumps({"reference": ref, "status": "pass"}))
+        uri = c.open(path, language="sketch")
+        actions = self.from_sketch_actions(c, uri)
+        self.assertEqual(len(actions), 1, actions)
+        self.assertEqual(actions[0]["command"]["arguments"][0]["reference"], ref)
+
+    def test_one_action_per_target(self):
+        c = self.start(options={"targets": ["cpu/cpp", {"backend": "cpu", "dsl": "cpp",
+                                                          "arch": "aarch64"}]})
+        self.copy_ref("relu.py")
+        path = self.write("relu.sketch", "# akg: reference relu.py\n" + SKETCH)
+        uri = c.open(path, language="sketch")
+        titles = [a["title"] for a in self.from_sketch_actions(c, uri)]
+        self.assertEqual(titles, ["akg: Generate from this sketch (cpu/cpp)"] * 2)
+
+    def test_no_link_no_action(self):
+        c = self.start()
+        path = self.write("lonely.sketch", SKETCH)
+        uri = c.open(path, language="sketch")
+        self.assertEqual(self.from_sketch_actions(c, uri), [])
+        r = c.request("workspace/executeCommand", {"command": "akg.generateFromSketch",
+                                                   "arguments": [{"uri": uri}]})
+        self.assertEqual(r["error"]["code"], -32803)
+        self.assertIn("names no reference", r["error"]["message"])
+        self.assertIn("# akg: reference", r["error"]["message"])
+        # a link to a file that is not there is named as such
+        path = self.write("dangling.sketch", "# akg: reference gone.py\n" + SKETCH)
+        uri = c.open(path, language="sketch")
+        self.assertEqual(self.from_sketch_actions(c, uri), [])
+        r = c.request("workspace/executeCommand", {"command": "akg.generateFromSketch",
+                                                   "arguments": [{"uri": uri}]})
+        self.assertEqual(r["error"]["code"], -32803)
+        self.assertIn(os.path.join(self.ws, "gone.py"), r["error"]["message"])
+        self.assertIn("does not exist", r["error"]["message"])
+
+    def test_outside_the_workspace_refused(self):
+        c = self.start()
+        outside = os.path.join(self.tmp.name, "outside.sketch")
+        with open(outside, "w") as f:
+            f.write("# akg: reference ws/relu.py\n" + SKETCH)
+        self.copy_ref("relu.py")
+        r = c.request("workspace/executeCommand", {"command": "akg.generateFromSketch",
+                                                   "arguments": [{"uri": path_uri(outside)}]})
+        self.assertEqual(r["error"]["code"], -32803)
+        self.assertIn("outside the workspace", r["error"]["message"])
+
+
 class Trust(FeatureCase):
     def generate(self, c, uri):
         return c.request("workspace/executeCommand", {

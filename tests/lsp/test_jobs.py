@@ -325,6 +325,135 @@ class ExitWhileRunning(JobCase):
         self.exit_and_check(job_id, below, 1)
 
 
+SKETCHES = os.path.normpath(os.path.join(HERE, "..", "fixtures", "sketches"))
+
+
+class FromSketch(JobCase):
+    """"Generate from this sketch": the user's sketch is the design, with progress and
+    cancellation like the other jobs; an error of the design is a diagnostic of the sketch."""
+
+    def copy_sketch(self, name, reference="relu.py"):
+        """The fixture in ws/sketches/, its reference in ws/refs/ (the fixture's own link)."""
+        os.makedirs(os.path.join(self.ws, "refs"), exist_ok=True)
+        os.makedirs(os.path.join(self.ws, "sketches"), exist_ok=True)
+        shutil.copy(os.path.join(REFS, reference), os.path.join(self.ws, "refs", reference))
+        with open(os.path.join(SKETCHES, name), encoding="utf-8") as f:
+            text = f.read()
+        text = text.replace("../refs/relu.py", "../refs/" + reference, 1)
+        dst = os.path.join(self.ws, "sketches", name)
+        with open(dst, "w", encoding="utf-8") as f:
+            f.write(text)
+        return dst
+
+    def generate(self, name, reference="relu.py"):
+        path = self.copy_sketch(name, reference)
+        uri = self.c.open(path, language="sketch")
+        live = self.c.notification("textDocument/publishDiagnostics",
+                                   lambda p: p["uri"] == uri)["params"]["diagnostics"]
+        actions = self.c.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+            "context": {"diagnostics": []}})["result"]
+        action = [a for a in actions if a["command"]["command"] == "akg.generateFromSketch"]
+        self.assertEqual(len(action), 1, actions)
+        self.assertEqual(action[0]["title"], "akg: Generate from this sketch")
+        result = self.run_command("akg.generateFromSketch", action[0]["command"]["arguments"][0])
+        return path, uri, live, result["jobId"]
+
+    def sketch_diagnostics(self, uri):
+        """The sketch's diagnostics published after its job ended."""
+        return self.c.notification("textDocument/publishDiagnostics",
+                                   lambda p: p["uri"] == uri, 10)["params"]["diagnostics"]
+
+    def test_good_sketch_passes(self):
+        path, uri, live, job_id = self.generate("relu.sketch")
+        self.assertEqual(live, [])
+        create = self.c.wait_for(lambda m: m.get("method") == "window/workDoneProgress/create", 10,
+                                 "workDoneProgress/create")
+        token = create["params"]["token"]
+        begin = self.progress(token, "begin")
+        self.assertTrue(begin["cancellable"])
+        self.assertIn("from sketch", begin["title"])
+        done = self.finished(job_id)
+        self.assertEqual(done["status"], "pass", done)
+        self.assertEqual(done["sketchUri"], uri)
+        self.assertEqual(done["uri"], path_uri(os.path.join(self.ws, "refs", "relu.py")))
+        with open(done["paths"]["sketch"], encoding="utf-8") as f, open(path, encoding="utf-8") as g:
+            self.assertEqual(f.read(), g.read())
+        self.assertEqual(self.sketch_diagnostics(uri), [])
+        end = self.progress(token, "end")
+        self.assertIn("verified", end["message"])
+
+    def test_wrong_design_is_a_diagnostic_of_the_sketch(self):
+        path, uri, live, job_id = self.generate("relu_wrong.sketch")
+        self.assertEqual(live, [])
+        done = self.finished(job_id)
+        self.assertEqual(done["status"], "fail", done)
+        self.assertEqual(done["error"]["class"], "design_error")
+        diags = self.sketch_diagnostics(uri)
+        d = [x for x in diags if x.get("code") == "design_error"]
+        self.assertEqual(len(d), 1, diags)
+        with open(path, encoding="utf-8") as f:
+            row = [i for i, l in enumerate(f) if l.startswith("sketch relu")][0]
+        self.assertEqual(d[0]["range"]["start"], {"line": row, "character": 0})
+        self.assertEqual(d[0]["severity"], 1)
+        self.assertIn("numerical_mismatch", d[0]["message"])
+        # an edit makes the run's verdict stale: it is no longer shown
+        with open(path, encoding="utf-8") as f:
+            fixed = f.read().replace("abs(t0)", "relu(t0)")
+        self.c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                 "contentChanges": [{"text": fixed}]})
+        diags = self.c.notification("textDocument/publishDiagnostics",
+                                    lambda p: p["uri"] == uri and p.get("version") == 2,
+                                    10)["params"]["diagnostics"]
+        self.assertEqual(diags, [])
+
+    def test_unbound_sketch(self):
+        path, uri, live, job_id = self.generate("relu_unbound.sketch")
+        self.assertEqual(live, [])  # without bind: it is a well-formed sketch
+        done = self.finished(job_id)
+        self.assertEqual(done["status"], "error", done)
+        self.assertEqual(done["error"]["class"], "design_error")
+        diags = self.sketch_diagnostics(uri)
+        self.assertEqual(len(diags), 1, diags)
+        self.assertIn("no bind: section", diags[0]["message"])
+        self.assertEqual(diags[0]["range"]["start"]["line"], 2)  # `sketch relu {`
+
+    def test_sketch_that_does_not_check(self):
+        path, uri, live, job_id = self.generate("relu_undefined.sketch")
+        self.assertTrue([d for d in live if "t9" in d["message"]], live)
+        done = self.finished(job_id)
+        self.assertEqual(done["status"], "error", done)
+        self.assertEqual(done["error"]["class"], "design_error")
+        self.assertIn("undefined name 't9'", done["error"]["detail"])
+        # the job's error is where the checker's is: said once
+        diags = self.sketch_diagnostics(uri)
+        self.assertEqual(len(diags), len(live), diags)
+
+    def test_cancel(self):
+        path, uri, live, job_id = self.generate("relu.sketch", reference="hangs_in_forward.py")
+        token = self.c.wait_for(lambda m: m.get("method") == "window/workDoneProgress/create", 10,
+                                "create")["params"]["token"]
+        self.c.notification("$/progress", lambda p: p["token"] == token and
+                            "probe" in p["value"].get("message", ""), JOB_TIMEOUT)
+        wait_worker_hung(self.c.proc.pid)
+        actions = self.c.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+            "context": {"diagnostics": []}})["result"]
+        self.assertIn("akg.cancel", [a["command"]["command"] for a in actions])
+        before = descendants(self.c.proc.pid)
+        t0 = time.monotonic()
+        self.c.notify("window/workDoneProgress/cancel", {"token": token})
+        done = self.finished(job_id, timeout=5)
+        self.assertEqual(done["status"], "cancelled")
+        self.assertLess(time.monotonic() - t0, 1.5)
+        deadline = t0 + 1.0
+        while [p for p in before if alive(p)] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual([p for p in before if alive(p)], [])
+
+
 class Hang(JobCase):
     def test_probe_hangs_short_timeout(self):
         self.c.notify("workspace/didChangeConfiguration",

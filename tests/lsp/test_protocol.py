@@ -45,7 +45,8 @@ class Lifecycle(ServerCase):
         self.assertEqual(caps["textDocumentSync"]["change"], 2)
         self.assertEqual(caps["positionEncoding"], "utf-16")
         self.assertIn("akg.generate", caps["executeCommandProvider"]["commands"])
-        for cmd in ("akg.designSketch", "akg.verify", "akg.openReport", "akg.cancel"):
+        for cmd in ("akg.designSketch", "akg.verify", "akg.openReport", "akg.cancel",
+                    "akg.generateFromSketch"):
             self.assertIn(cmd, caps["executeCommandProvider"]["commands"])
         self.assertTrue(caps["hoverProvider"])
         # The server pulled the akg section after `initialized`.

@@ -151,6 +151,17 @@ async function referenceUri(): Promise<vscode.Uri | undefined> {
   return editor.document.uri;
 }
 
+// The active .sketch file, saved: the design "Generate from this sketch" lowers.
+async function sketchUri(): Promise<vscode.Uri | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.languageId !== 'sketch' || editor.document.uri.scheme !== 'file') {
+    void vscode.window.showErrorMessage('akg: open a .sketch file linked to its reference first.');
+    return undefined;
+  }
+  if (editor.document.isDirty) await editor.document.save();
+  return editor.document.uri;
+}
+
 async function pickTarget(arg: unknown): Promise<Target | undefined> {
   const targets = currentSettings().targets;
   if (typeof arg === 'string') return targets.find((t) => targetLabel(t) === arg) ?? parseLabel(arg);
@@ -200,6 +211,16 @@ function registerCommands(context: vscode.ExtensionContext): void {
     if (!uri) return undefined;
     const result = await serverCommand('akg.designSketch', { uri: uri.toString() });
     noteJobAnswer(result, 'design');
+    return result;
+  });
+  reg('akg.client.generateFromSketch', async (arg?: unknown) => {
+    const uri = await sketchUri();
+    if (!uri) return undefined;
+    const target = await pickTarget(arg);
+    if (!target) return undefined;
+    // the server finds the reference from the sketch's link (`# akg: reference ...`)
+    const result = await serverCommand('akg.generateFromSketch', { uri: uri.toString(), ...target });
+    noteJobAnswer(result, `generate from sketch ${targetLabel(target)}`);
     return result;
   });
   reg('akg.client.verify', async () => {

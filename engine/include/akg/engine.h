@@ -1,7 +1,8 @@
 /*
  * engine.h: the one entry point both front ends (akg_cli, akg-lsp) use.
  *
- * An akg_engine lives on one libuv loop. It owns the harness worker pool, the
+ * An akg_engine lives on one libuv loop. It owns the harness worker pools
+ * (one per device kind its jobs' backends run on, started on first use), the
  * SQLite store and the settings. A front end starts jobs (one pipeline run
  * each: a workflow over one reference and one target) and consumes their
  * events; it never sees agents, workflows or harness messages.
@@ -33,7 +34,7 @@ typedef struct akg_job akg_job;
 typedef struct {
     const char *python;      /* harness interpreter; NULL: $AKG_PYTHON, else /usr/bin/python3 */
     const char *store_path;  /* SQLite file; NULL: $AKG_STORE, else ~/.akg/akg.db */
-    int devices;             /* harness workers (one per device); 0 means 1 */
+    int devices;             /* harness workers of each device kind (one per device); 0: 1 */
     int threads;             /* CPU threads per worker and kernel; 0: all cores / devices */
     int max_jobs;            /* jobs that may run at once; 0 means 4 */
     int max_queue;           /* jobs that may wait; 0 means 16; more gives AKG_EBUSY */
@@ -56,13 +57,19 @@ struct akg_store *akg_engine_store(akg_engine *engine);
 typedef struct {
     const char *reference_path; /* the KernelBench-form reference .py (required) */
     const char *framework;      /* "torch" */
-    const char *backend;        /* "cpu", "cuda", "ascend" */
+    const char *backend;        /* a backend of the registry (akg/backend.h); NULL: the first */
     const char *arch;           /* "x86_64", "aarch64", "h100", ... */
-    const char *dsl;            /* "cpp", "triton", "cuda_c", "tilelang", "triton_ascend" */
+    const char *dsl;            /* its DSL; NULL: the first backend's */
     const char *workflow;       /* "default", "coder_only", "kernelgen_only", "verifier_only",
                                    "design_only"; NULL: config's default_workflow */
     const char *kernel_path;    /* verifier_only: the model_new.py to check */
-    const char *provider;       /* "builtin" (the default and only one in this build) */
+    const char *provider;       /* a name of the provider registry (akg/provider.h);
+                                   NULL: "builtin" */
+    const char *sketch_path;    /* the user's design: this sketch is lowered and verified and
+                                   the Designer is skipped. It must check and be bound
+                                   (akg/sketch_file.h); a numerical failure is then a
+                                   design_error of this file, not retried with another design.
+                                   Not with verifier_only. */
     const char *output_dir;     /* run folder; NULL: <log_dir>/<op>_<timestamp> */
     double verify_timeout_s;    /* 0: config's verify_timeout */
     int max_step;               /* 0: config's max_step */
@@ -114,8 +121,10 @@ typedef void (*akg_event_cb)(const akg_event *event, void *user);
 
 /* Starts a job. On success *out is the job (owned by the engine, see above)
  * and events begin on a later loop iteration, never inside this call. Fails
- * with AKG_EUNSUPPORTED for a backend/DSL pair without a backend, AKG_EBUSY
- * when the queue is full, AKG_ENOTFOUND for a missing reference. */
+ * with AKG_EUNSUPPORTED for a backend/DSL pair without a backend or an
+ * unknown provider, AKG_EBUSY when the queue is full, AKG_ENOTFOUND for a
+ * missing reference or sketch. A sketch that does not check is not refused
+ * here: the job ends with error class design_error naming its file and line. */
 int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb cb, void *user,
                   akg_job **out, char *err, size_t errlen);
 /* Requests cancellation: pending work is aborted, children are killed by

@@ -46,5 +46,8 @@ cJSON *akg_store_latest_by_target(akg_store *store, const char *reference_path,
                                   const char *content_hash);
 /* Marks runs still "running" from an earlier process "cancelled". */
 int akg_store_recover(akg_store *store);
+/* SQLite's message for the store's last failed call (a static or store-owned
+ * string, valid until the next call on the store). */
+const char *akg_store_errmsg(akg_store *store);
 
 #endif

@@ -286,6 +286,28 @@ function M.design()
   return start_job('akg.designSketch', { uri = reference_uri() }, 'design')
 end
 
+--- :AkgGenerateFromSketch [backend/dsl[/arch]]: lowers and verifies the
+--- .sketch file in the current buffer for the reference it links to (first
+--- line `# akg: reference path/to/ref.py`, or a report.json beside it).
+function M.generate_from_sketch(target)
+  if vim.bo.filetype ~= 'sketch' then
+    notify('open a .sketch file linked to its reference first', vim.log.levels.ERROR)
+    return false
+  end
+  local t
+  if target and target ~= '' then
+    t = config.parse_target(target)
+    if not t then
+      notify('target must be "backend/dsl[/arch]", got ' .. target, vim.log.levels.ERROR)
+      return false
+    end
+  else
+    t = config.targets(M.opts)[1]
+  end
+  local arg = { uri = reference_uri(), backend = t.backend, dsl = t.dsl, arch = t.arch }
+  return start_job('akg.generateFromSketch', arg, 'generate from sketch ' .. config.target_label(t))
+end
+
 function M.verify(kernel)
   local arg = { uri = reference_uri() }
   if kernel and kernel ~= '' then
@@ -338,6 +360,9 @@ local function define_commands()
   cmd('AkgDesign', function()
     M.design()
   end, { nargs = 0, desc = 'akg: design a sketch only' })
+  cmd('AkgGenerateFromSketch', function(a)
+    M.generate_from_sketch(a.args)
+  end, { nargs = '?', complete = target_complete, desc = 'akg: generate a kernel from this sketch' })
   cmd('AkgVerify', function(a)
     M.verify(a.args)
   end, { nargs = '?', complete = 'file', desc = 'akg: verify model_new.py (or the given file)' })

@@ -61,7 +61,8 @@ test('the real akg-lsp starts from the extension settings and answers initialize
       }) as { capabilities: Record<string, any>; serverInfo?: { name: string } };
       assert.equal(init.serverInfo?.name, 'akg-lsp');
       const commands: string[] = init.capabilities.executeCommandProvider.commands;
-      for (const c of ['akg.generate', 'akg.designSketch', 'akg.verify', 'akg.openReport', 'akg.cancel'])
+      for (const c of ['akg.generate', 'akg.designSketch', 'akg.verify', 'akg.openReport', 'akg.cancel',
+        'akg.generateFromSketch'])
         assert.ok(commands.includes(c), `server command ${c}`);
       for (const c of commands) assert.ok(!c.startsWith('akg.client.'), 'client palette ids never clash with server ids');
       const pkg = JSON.parse(readFileSync(path.join(root, 'editor-clients', 'vscode', 'package.json'), 'utf8'));
