@@ -58,6 +58,7 @@ def main(argv: Optional[list] = None) -> int:
     import torch  # noqa: F401 - imported once for the worker's lifetime
 
     from akg_harness import env as worker_env
+    from akg_harness.design_check import run_design_check
     from akg_harness.loading import Registry
     from akg_harness.probe import run_probe
     from akg_harness.profile import run_profile
@@ -81,6 +82,7 @@ def main(argv: Optional[list] = None) -> int:
                                          progress=lambda info: writer.send(
                                              {"event": "progress", "id": req.get("id"), **info})),
         "profile": lambda req: run_profile(req, registry, env),
+        "design_check": lambda req: run_design_check(req, registry, env),
         "env": lambda req: envinfo.run_env(req, env),
     }
 

@@ -12,6 +12,7 @@ RUNTIME_ERROR = "runtime_error"
 SHAPE_MISMATCH = "shape_mismatch"
 NUMERICAL_MISMATCH = "numerical_mismatch"
 FORBIDDEN = "forbidden"
+DESIGN_ERROR = "design_error"  # a sketch that does not compute the reference (design_check)
 
 # A request line longer than this is refused rather than parsed.
 MAX_LINE_BYTES = 1 << 20
