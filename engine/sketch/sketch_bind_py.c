@@ -231,7 +231,15 @@ static void number_source(gen *g, akg_buf *b, const akg_sketch_expr *call)
     }
     char *label = akg_sketch_expr_to_string(call);
     akg_buf_puts(b, ", ");
-    akg_buf_appendf(b, "%lld, ", has_idx ? (long long)idx : -1LL);
+    const char *test = str_arg(call, 1);
+    if (test) { /* a string value tested for equality: 1 or 0 */
+        akg_buf_puts(b, "\"");
+        for (const char *p = test; *p; p++)
+            akg_buf_appendf(b, "%s%c", (*p == '"' || *p == '\\') ? "\\" : "", *p);
+        akg_buf_puts(b, "\", ");
+    } else {
+        akg_buf_appendf(b, "%lld, ", has_idx ? (long long)idx : -1LL);
+    }
     /* the source as written, as a Python string literal */
     akg_buf_puts(b, "\"bind ");
     for (const char *p = label ? label : f; *p; p++)
@@ -325,7 +333,12 @@ static const char helpers[] =
     "\n"
     "def _akg_pick(value, index, what):\n"
     "    \"\"\"A number from an attribute, constructor argument or forward argument; index\n"
-    "    picks an element of a tuple or list (a plain number serves every index).\"\"\"\n"
+    "    picks an element of a tuple or list (a plain number serves every index); a string\n"
+    "    index asks whether the value is that string (1 or 0).\"\"\"\n"
+    "    if isinstance(index, str):\n"
+    "        if not isinstance(value, str):\n"
+    "            raise TypeError(\"%s: expected a string, got %r\" % (what, value))\n"
+    "        return int(value == index)\n"
     "    if isinstance(value, torch.Tensor) and value.dim() == 0:\n"
     "        value = value.item()\n"
     "    if isinstance(value, (tuple, list)):\n"
@@ -478,10 +491,14 @@ static int bind_items(gen *g, const akg_sketch *sk, const akg_reference *ref, ak
         }
         akg_buf_appendf(out, "        _v = ");
         number_source(g, out, akg_sketch_bind_value(sk, i));
-        akg_buf_appendf(out,
-                        "\n        if _v != %lld:\n            raise ValueError(\"this kernel was "
-                        "designed for %s = %lld (its constexpr %s); the model has %%r\" %% (_v,))\n",
-                        (long long)v, name, (long long)v, name);
+        char *src = akg_sketch_expr_to_string(akg_sketch_bind_value(sk, i));
+        akg_buf_appendf(out, "\n        if _v != %lld:\n            raise ValueError(\"this kernel was "
+                             "designed for %s = %lld (its constexpr, bound to ",
+                        (long long)v, name, (long long)v);
+        for (const char *p = src ? src : "?"; *p; p++)
+            akg_buf_appendf(out, "%s%c", (*p == '"' || *p == '\\') ? "\\" : "", *p);
+        akg_buf_appendf(out, "); the model gives %%r: design a kernel for this model\" %% (_v,))\n");
+        free(src);
     }
     /* _akg_bind */
     akg_buf_puts(out, "\n    def _akg_bind(self");

@@ -21,7 +21,7 @@ typedef enum { SRC_INPUT, SRC_OUTPUT, SRC_WEIGHT, SRC_ATTR, SRC_INIT, SRC_EXPR, 
 
 static const char *const source_names[] = {"input", "output", "weight", "attr", "init"};
 static const char *const source_usage[] = {"input(ARG[, SHAPE])", "output(I[, SHAPE])", "weight(PATH[, SHAPE])",
-                                           "attr(PATH[, I])", "init(NAME[, I])"};
+                                           "attr(PATH[, I | STR])", "init(NAME[, I | STR])"};
 
 /* How a declaration got bound: by item `item` (for a symbol, possibly as a
  * bare entry of that item's shape). */
@@ -236,17 +236,18 @@ static bool check_source_args(bind_checker *bc, const sketch_bind *bd, bind_sour
   case SRC_INIT:
     if (src == SRC_ATTR && (a0->kind != AKG_SKETCH_EXPR_STRING || !is_dotted_path(a0->text))) {
       bind_error(bc, a0->span,
-                 "attr() takes the dotted path of a number attribute of the model: attr(\"conv.stride\")");
+                 "attr() takes the dotted path of an attribute of the model: attr(\"conv.stride\")");
       return false;
     }
     if (src == SRC_INIT && (a0->kind != AKG_SKETCH_EXPR_STRING || !is_identifier(a0->text))) {
       bind_error(bc, a0->span, "init() takes the name of an argument of Model's constructor: init(\"dim\")");
       return false;
     }
-    if (a1 && !is_index_literal(a1)) {
-      bind_error(bc, a1->span, "the second argument of %s() picks an element of a tuple or list: a non-negative "
-                               "integer, as in %s(\"%s\", 0)",
-                 fn, fn, a0->text);
+    if (a1 && !is_index_literal(a1) && a1->kind != AKG_SKETCH_EXPR_STRING) {
+      bind_error(bc, a1->span, "the second argument of %s() picks an element of a tuple or list (a non-negative "
+                               "integer, as in %s(\"%s\", 0)) or tests a string value (%s(\"%s\", \"reflect\") "
+                               "is 1 when the value is \"reflect\", else 0)",
+                 fn, fn, a0->text, fn, a0->text);
       return false;
     }
     return true;

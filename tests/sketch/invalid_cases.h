@@ -123,7 +123,7 @@ static const invalid_case invalid_cases[] = {
     {"bind: weight path", P "  bind: x = weight(\"ln..w\"), y = output(0)\n" END,
      4, 20, 1, "weight() takes the dotted name of a parameter or buffer"},
     {"bind: attr path", P "  bind: x = input(\"x\", [4]), N = attr(1), y = output(0)\n" END,
-     4, 39, 1, "attr() takes the dotted path of a number attribute"},
+     4, 39, 1, "attr() takes the dotted path of an attribute"},
     {"bind: init name", P "  bind: x = input(\"x\", [4]), N = init(\"a.b\"), y = output(0)\n" END,
      4, 39, 1, "init() takes the name of an argument of Model's constructor"},
     {"bind: element index", P "  bind: x = input(\"x\", [4]), N = init(\"n\", -1), y = output(0)\n" END,

@@ -203,6 +203,10 @@ class _Binder:
                 raise self.fail(f"{what} is {value!r}: give the element to take, e.g. ({what}, 0)")
             return value
         index = self.literal(index_expr, "the element index")
+        if isinstance(index, str):  # a string value tested: 1 when equal, else 0
+            if not isinstance(value, str):
+                raise self.fail(f"{what} is {value!r}, not a string to compare with {index!r}")
+            return int(value == index)
         if not isinstance(value, (tuple, list)) or not -len(value) <= index < len(value):
             raise self.fail(f"{what} is {value!r}, which has no element {index}")
         return value[index]

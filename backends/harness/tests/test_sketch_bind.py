@@ -120,6 +120,24 @@ class BindTest(unittest.TestCase):
             bind(ir, Pool(3), [3], [torch.randn(1, 1, 6, 6)])
         self.assertIn("constexpr 'KH' is specialised to 2", caught.exception.message)
 
+    def test_a_string_attribute_tested_for_a_value(self) -> None:
+        # attr(PATH, "reflect") is 1 when the attribute is that string: a design for one
+        # padding mode, refused for another
+        text = POOL.replace("constexpr: KH = 2;", "constexpr: KH = 2, RF = 0;").replace(
+            'bind: scale = attr("scale")', 'bind: RF = attr("mode", "reflect"), scale = attr("scale")')
+        ir = sketch_ir(text)
+        model = Pool(2)
+        model.mode = "zeros"
+        bind(ir, model, [2], [torch.randn(1, 1, 4, 4)])
+        model.mode = "reflect"
+        with self.assertRaises(BindError) as caught:
+            bind(ir, model, [2], [torch.randn(1, 1, 4, 4)])
+        self.assertIn("constexpr 'RF' is specialised to 0", caught.exception.message)
+        model.mode = 3
+        with self.assertRaises(BindError) as caught:
+            bind(ir, model, [2], [torch.randn(1, 1, 4, 4)])
+        self.assertIn("not a string to compare with 'reflect'", caught.exception.message)
+
     def test_outputs_must_cover_the_reference(self) -> None:
         ir = sketch_file_ir(os.path.join(SKETCHES, "layernorm.sketch"))
         binding = bind(ir, Norm(40), [40], [torch.randn(2, 3, 40)])

@@ -85,6 +85,13 @@ static int scalar_rec(const akg_reference *ref, const cJSON *probe, const akg_ex
         snprintf(out->init_name, sizeof out->init_name, "%s", e->name);
         if (probe_init_value(probe, idx, &out->value))
             return AKG_OK;
+        /* a string the probe saw the constructor called with */
+        const cJSON *pv = cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(probe, "init_inputs"), idx), "value");
+        if (str && cJSON_IsString(pv)) {
+            *str = pv->valuestring;
+            return AKG_OK;
+        }
         const char *def = ref->init_params[idx].default_text;
         char *end = NULL;
         out->value = def ? strtod(def, &end) : 0;

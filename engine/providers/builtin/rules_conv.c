@@ -19,6 +19,7 @@
 #include "akg/akg.h"
 #include "akg/design.h"
 #include "rule_util.h"
+#include "rules_conv_sketch.h"
 
 #define MAX_LAYERS 4
 
@@ -158,204 +159,6 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
     return 0;
 }
 
-static const char *letters[3][3] = {{"L"}, {"H", "W"}, {"D", "H", "W"}};
-
-/* One layer's loops: src (tensor or tile) -> dst. */
-static void layer_sketch(akg_buf *b, const conv_layer *c, int li, const char *src, const char *dst)
-{
-    int n = c->dims;
-    const char *const *L = letters[n - 1];
-    const char *last = L[n - 1];
-    akg_buf_appendf(b, "  # layer %d (self.%s): %s%dd, %s\n", li, c->layer->name,
-                    c->transposed ? "transposed conv" : "conv", n,
-                    c->direct ? "direct: one input channel per group, vectorised along the output row"
-                              : "implicit GEMM: weights [OCG, ICG*taps] times input panels "
-                                "gathered per tap");
-    akg_buf_puts(b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
-    akg_buf_appendf(b, "  for n in range(0, N%d):\n", li);
-    const char *ind = "    ";
-    if (c->direct) {
-        akg_buf_appendf(b, "%sfor c in range(0, OC%d):\n", ind, li);
-        akg_buf_appendf(b, "%s  b%d = alloc([1], llm_hint=[\"fastest\"])\n", ind, li);
-        if (c->bias)
-            akg_buf_appendf(b, "%s  load(bias%d[c:c+1] -> b%d)\n", ind, li, li);
-        else
-            akg_buf_appendf(b, "%s  load(zero[c:c+1] -> b%d)\n", ind, li);
-        /* loops over the leading output dims */
-        char pre[64] = "";
-        for (int i = 0; i < n - 1; i++) {
-            akg_buf_appendf(b, "%s  %*sfor o%s in range(0, O%s%d):\n", ind, 2 * i, "", L[i], L[i], li);
-            size_t l = strlen(pre);
-            snprintf(pre + l, sizeof pre - l, "o%s, ", L[i]);
-        }
-        int depth = n - 1;
-        akg_buf_appendf(b, "%s  %*sfor q0 in range(0, O%s%d, OWB):\n", ind, 2 * depth, "", last, li);
-        akg_buf_appendf(b, "%s  %*s  acc = alloc([OWB], llm_hint=[\"fastest\", \"accumulator\", "
-                           "\"init_zero\"])\n", ind, 2 * depth, "");
-        char taps[64] = "";
-        for (int i = 0; i < n; i++) {
-            akg_buf_appendf(b, "%s  %*s  for k%s in range(0, K%s%d):\n", ind, 2 * (depth + i), "",
-                            L[i], L[i], li);
-            size_t l = strlen(taps);
-            snprintf(taps + l, sizeof taps - l, ", k%s", L[i]);
-        }
-        const char *in2 = "      ";
-        int d2 = 2 * (depth + n);
-        akg_buf_appendf(b, "%s%*s  t = alloc([OWB], llm_hint=[\"fast\"])\n", in2, d2, "");
-        akg_buf_appendf(b, "%s%*s  load(%s[n, c // (OC%d // IC%d), ", in2, d2, "", src, li, li);
-        for (int i = 0; i < n - 1; i++)
-            akg_buf_appendf(b, "o%s*S%s%d-P%s%d+k%s*DL%s%d, ", L[i], L[i], li, L[i], li, L[i], L[i], li);
-        akg_buf_appendf(b, "q0*S%s%d-P%s%d+k%s*DL%s%d:q0*S%s%d-P%s%d+k%s*DL%s%d+OWB*S%s%d:S%s%d] -> t)\n",
-                        last, li, last, li, last, last, li, last, li, last, li, last, last, li, last,
-                        li, last, li);
-        akg_buf_appendf(b, "%s%*s  wt = alloc([1], llm_hint=[\"fastest\"])\n", in2, d2, "");
-        akg_buf_appendf(b, "%s%*s  load(w%d[c, 0%s] -> wt)\n", in2, d2, "", li, taps);
-        akg_buf_appendf(b, "%s%*s  @llm_hint(\"vectorize\", \"simd\")\n", in2, d2, "");
-        akg_buf_appendf(b, "%s%*s  acc = add(acc, mul(t, wt))\n", in2, d2, "");
-        akg_buf_appendf(b, "%s  %*s  acc = add(acc, b%d)\n", ind, 2 * depth, "", li);
-        akg_buf_appendf(b, "%s  %*s  store(acc -> %s[n, c, %sq0:q0+OWB])\n", ind, 2 * depth, "", dst,
-                        pre);
-        return;
-    }
-    akg_buf_appendf(b, "%sfor g in range(0, G%d):\n", ind, li);
-    akg_buf_appendf(b, "%s  for m0 in range(0, OC%d // G%d, MC):\n", ind, li, li);
-    char pre[64] = "";
-    for (int i = 0; i < n - 1; i++) {
-        akg_buf_appendf(b, "%s    %*sfor o%s in range(0, O%s%d):\n", ind, 2 * i, "", L[i], L[i], li);
-        size_t l = strlen(pre);
-        snprintf(pre + l, sizeof pre - l, "o%s, ", L[i]);
-    }
-    int depth = n - 1;
-    char sp[32];
-    snprintf(sp, sizeof sp, "%*s", 2 * depth, "");
-    akg_buf_appendf(b, "%s    %sfor q0 in range(0, O%s%d, NC):\n", ind, sp, last, li);
-    akg_buf_appendf(b, "%s    %s  acc = alloc([MC, NC], llm_hint=[\"fast\", \"accumulator\", "
-                       "\"init_zero\"])\n", ind, sp);
-    char taps[64] = "";
-    for (int i = 0; i < n; i++) {
-        akg_buf_appendf(b, "%s    %s  %*sfor k%s in range(0, K%s%d):\n", ind, sp, 2 * i, "", L[i],
-                        L[i], li);
-        size_t l = strlen(taps);
-        snprintf(taps + l, sizeof taps - l, ", k%s", L[i]);
-    }
-    char in2[64];
-    snprintf(in2, sizeof in2, "%s    %s  %*s", ind, sp, 2 * n, "");
-    if (c->transposed) {
-        /* output o takes input (o + P - k*DL) / S when that divides */
-        akg_buf_appendf(b, "%sif (q0 + P%s%d - k%s*DL%s%d) %% S%s%d == 0:\n", in2, last, li, last,
-                        last, li, last, li);
-        size_t l = strlen(in2);
-        snprintf(in2 + l, sizeof in2 - l, "  ");
-    }
-    akg_buf_appendf(b, "%sfor c0 in range(0, IC%d // G%d, KC):\n", in2, li, li);
-    if (c->transposed) {
-        akg_buf_appendf(b, "%s  pa = alloc([KC, MC], llm_hint=[\"fast\"])\n", in2);
-        akg_buf_appendf(b, "%s  load(w%d[g*(IC%d//G%d)+c0:g*(IC%d//G%d)+c0+KC, m0:m0+MC%s] -> pa)\n",
-                        in2, li, li, li, li, li, taps);
-    } else {
-        akg_buf_appendf(b, "%s  pa = alloc([MC, KC], llm_hint=[\"fast\"])\n", in2);
-    }
-    if (!c->transposed)
-        akg_buf_appendf(b, "%s  load(w%d[g*(OC%d//G%d)+m0:g*(OC%d//G%d)+m0+MC, c0:c0+KC%s] -> pa)\n",
-                        in2, li, li, li, li, li, taps);
-    akg_buf_appendf(b, "%s  pb = alloc([KC, NC], llm_hint=[\"fast\"])\n", in2);
-    akg_buf_appendf(b, "%s  load(%s[n, g*(IC%d//G%d)+c0:g*(IC%d//G%d)+c0+KC, ", in2, src, li, li, li,
-                    li);
-    for (int i = 0; i < n - 1; i++) {
-        if (c->transposed)
-            akg_buf_appendf(b, "(o%s+P%s%d-k%s*DL%s%d)//S%s%d, ", L[i], L[i], li, L[i], L[i], li,
-                            L[i], li);
-        else
-            akg_buf_appendf(b, "o%s*S%s%d-P%s%d+k%s*DL%s%d, ", L[i], L[i], li, L[i], li, L[i], L[i],
-                            li);
-    }
-    if (c->transposed)
-        akg_buf_appendf(b, "(q0+P%s%d-k%s*DL%s%d)//S%s%d:(q0+P%s%d-k%s*DL%s%d)//S%s%d+NC] -> pb)\n",
-                        last, li, last, last, li, last, li, last, li, last, last, li, last, li);
-    else
-        akg_buf_appendf(b, "q0*S%s%d-P%s%d+k%s*DL%s%d:q0*S%s%d-P%s%d+k%s*DL%s%d+NC*S%s%d:S%s%d] -> pb)\n",
-                        last, li, last, li, last, last, li, last, li, last, li, last, last, li, last,
-                        li, last, li);
-    akg_buf_appendf(b, "%s  @llm_hint(\"vectorize\", \"simd\")\n", in2);
-    akg_buf_appendf(b, "%s  gemm(pa, pb, acc%s)\n", in2, c->transposed ? ", trans_a=True" : "");
-    if (c->bias) {
-        akg_buf_appendf(b, "%s    %s  bt = alloc([MC, 1], llm_hint=[\"fastest\"])\n", ind, sp);
-        akg_buf_appendf(b, "%s    %s  load(bias%d[g*(OC%d//G%d)+m0:g*(OC%d//G%d)+m0+MC] -> bt)\n",
-                        ind, sp, li, li, li, li, li);
-        akg_buf_appendf(b, "%s    %s  acc = add(acc, bt)\n", ind, sp);
-    }
-    akg_buf_appendf(b, "%s    %s  store(acc -> %s[n, g*(OC%d//G%d)+m0:g*(OC%d//G%d)+m0+MC, %sq0:q0+NC])\n",
-                    ind, sp, dst, li, li, li, li, pre);
-}
-
-static char *conv_sketch(const char *name, const conv_layer *layers, int n_layers, int retry)
-{
-    akg_buf b;
-    akg_buf_init(&b, 1 << 18);
-    akg_buf_appendf(&b, "# %s: %d convolution layer%s; sizes, strides, paddings and dilations are\n"
-                        "# run-time symbols (ModelNew reads them from its layers and inputs).\n",
-                    name, n_layers, n_layers > 1 ? "s, each writing the next one's input" : "");
-    akg_buf_appendf(&b, "sketch %s {\n  symbols: ", name);
-    int first = 1;
-    for (int li = 0; li < n_layers; li++) {
-        const conv_layer *c = &layers[li];
-        int n = c->dims;
-        const char *const *L = letters[n - 1];
-        akg_buf_appendf(&b, "%sN%d, IC%d, OC%d, G%d", first ? "" : ", ", li, li, li, li);
-        first = 0;
-        for (int i = 0; i < n; i++)
-            akg_buf_appendf(&b, ", I%s%d, O%s%d, K%s%d, S%s%d, P%s%d, DL%s%d", L[i], li, L[i], li,
-                            L[i], li, L[i], li, L[i], li, L[i], li);
-    }
-    akg_buf_puts(&b, ";\n  tensors: ");
-    for (int li = 0; li < n_layers; li++) {
-        const conv_layer *c = &layers[li];
-        int n = c->dims;
-        const char *const *L = letters[n - 1];
-        if (li == 0) {
-            akg_buf_puts(&b, "x[N0, IC0");
-            for (int i = 0; i < n; i++)
-                akg_buf_appendf(&b, ", I%s0", L[i]);
-            akg_buf_puts(&b, "]: f32; ");
-        }
-        if (c->transposed)
-            akg_buf_appendf(&b, "w%d[IC%d, OC%d // G%d", li, li, li, li);
-        else
-            akg_buf_appendf(&b, "w%d[OC%d, IC%d // G%d", li, li, li, li);
-        for (int i = 0; i < n; i++)
-            akg_buf_appendf(&b, ", K%s%d", L[i], li);
-        akg_buf_puts(&b, "]: f32; ");
-        if (c->bias)
-            akg_buf_appendf(&b, "bias%d[OC%d]: f32; ", li, li);
-    }
-    const conv_layer *lastl = &layers[n_layers - 1];
-    akg_buf_appendf(&b, "y[N%d, OC%d", n_layers - 1, n_layers - 1);
-    for (int i = 0; i < lastl->dims; i++)
-        akg_buf_appendf(&b, ", O%s%d", letters[lastl->dims - 1][i], n_layers - 1);
-    akg_buf_puts(&b, "]: f32;\n");
-    akg_buf_appendf(&b, "  constexpr: MR = tune(6, 4), NR = tune(16, 8, 24), KC = tune(%d, %d), "
-                        "MC = tune(%d, %d), NC = tune(%d, %d), OWB = tune(%d, %d);\n\n",
-                    retry ? 256 : 384, retry ? 384 : 256, retry ? 96 : 192, retry ? 192 : 96,
-                    retry ? 256 : 512, retry ? 512 : 256, retry ? 64 : 256, retry ? 256 : 64);
-    for (int li = 0; li < n_layers; li++) {
-        const conv_layer *c = &layers[li];
-        char src[32], dst[32];
-        snprintf(src, sizeof src, li == 0 ? "x" : "t%d", li - 1);
-        snprintf(dst, sizeof dst, li == n_layers - 1 ? "y" : "t%d", li);
-        if (li < n_layers - 1) {
-            akg_buf_appendf(&b, "  t%d = alloc([N%d, OC%d", li, li, li);
-            for (int i = 0; i < c->dims; i++)
-                akg_buf_appendf(&b, ", O%s%d", letters[c->dims - 1][i], li);
-            akg_buf_puts(&b, "], llm_hint=[\"slow\", \"temp_workspace\"])\n");
-        }
-        if (c->direct && !c->bias)
-            akg_buf_appendf(&b, "  zero = zeros([OC%d])\n", li);
-        layer_sketch(&b, c, li, src, dst);
-    }
-    akg_buf_puts(&b, "}\n");
-    return akg_buf_steal(&b);
-}
-
 /* Follows a NAME back to the expression last assigned to it before statement *at, moving *at
  * to that assignment, so "x = self.a(x); return self.b(x)" reads as b(a(x)): each x is the
  * one assigned before its use. A forward input never reassigned comes back as the NAME. */
@@ -462,7 +265,35 @@ int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         }
         cJSON_AddItemToArray(arr, o);
     }
-    d->sketch_text = conv_sketch(name, layers, n, fb != NULL);
+    akg_conv_layer_spec specs[MAX_LAYERS];
+    memset(specs, 0, sizeof specs);
+    for (int i = 0; i < n; i++) {
+        const conv_layer *c = &layers[i];
+        akg_conv_layer_spec *sp = &specs[i];
+        if (c->transposed && i > 0) {
+            akg_design_free(d);
+            return akg_rule_unsupported(ref, c->layer->range, where, err, errlen,
+                                        "a transposed convolution after another layer");
+        }
+        sp->layer = c->layer->name;
+        sp->dims = c->dims;
+        sp->algo = c->transposed ? CONV_TRANSPOSED : c->direct ? CONV_DEPTHWISE : CONV_GEMM;
+        sp->bias = c->bias;
+        sp->same = c->same;
+        sp->reflect = c->reflect;
+        long padsum = 0;
+        for (int k = 0; k < c->dims; k++)
+            padsum += c->padding[k] < 0 ? 1 : c->padding[k];
+        /* a padded copy for reflections, and for depthwise taps (whole-row vector reads);
+         * the GEMM's panel loads read zeros past the input's edges themselves */
+        sp->padded = c->reflect || (sp->algo == CONV_DEPTHWISE && (c->same || padsum > 0));
+        sp->groups = c->groups;
+        sp->in_ch = c->in_ch;
+        sp->out_ch = c->out_ch;
+    }
+    akg_conv_spec spec = {name, ref->forward_params[input].name, specs, n, 6, 16,
+                          fb ? 256 : 512, fb ? 32 : 64};
+    d->sketch_text = akg_conv_sketch(&spec);
     if (!d->sketch_text) {
         akg_design_free(d);
         return AKG_ENOMEM;

@@ -163,7 +163,7 @@ static const char *storage_lhs(lw_ctx *L, lw_val *b, const char *const *idx)
     return lw_strf(L, "%s[%s]", b->ptr, lw_addr(L, b, idx));
 }
 
-static bool lw_store_vector_open(lw_ctx *L, lw_val *dst, lw_val *v);
+static bool lw_store_vector_open(lw_ctx *L, lw_val *dst, lw_val *v, const char *extra);
 
 typedef struct {
     lw_val *dst; /* BUF, or VIEW over the store target */
@@ -274,7 +274,7 @@ void lw_store(lw_ctx *L, lw_val *dst, lw_val *v, lw_val *mask)
                             v->dim[t].c);
         }
     }
-    bool vec = !mask && !cond && lw_store_vector_open(L, dst, v);
+    bool vec = !mask && lw_store_vector_open(L, dst, v, cond);
     if (cond) {
         lw_line(L, "if (%s) {", cond);
         L->indent++;
@@ -492,7 +492,7 @@ static void collect_interiors(lw_ctx *L, lw_val *v, const char **cond, int depth
  * dst a vector at a time when the whole tile is inside everything it touches; the generic nest
  * (emitted by the caller after this returns true) serves the edges. Returns whether it emitted
  * the fast path (then followed by "} else {" and the caller's generic path and "}"). */
-static bool lw_store_vector_open(lw_ctx *L, lw_val *dst, lw_val *v)
+static bool lw_store_vector_open(lw_ctx *L, lw_val *dst, lw_val *v, const char *extra)
 {
     if (L->safe || v->rank != 2 || !dst || !unit_row_view(dst) || dst->mask)
         return false;
@@ -505,6 +505,8 @@ static bool lw_store_vector_open(lw_ctx *L, lw_val *dst, lw_val *v)
         return false;
     const char *cond = lw_interior(L, dst);
     collect_interiors(L, v, &cond, 0);
+    if (extra)
+        cond = cond ? lw_strf(L, "%s && %s", extra, cond) : extra;
     lw_line(L, "if (%s) {", cond ? cond : "true");
     L->indent++;
     lw_memo_reset(L);

@@ -563,46 +563,6 @@ const char *lw_interior(lw_ctx *L, lw_val *v)
     return c;
 }
 
-/* The address of element (r, c) of an operand read in place (storage or view of storage). */
-static const char *operand_addr(lw_ctx *L, lw_val *v, const char *r, const char *c)
-{
-    const char *idx[2] = {r, c};
-    if (v->kind != LV_VIEW)
-        return lw_strf(L, "%s + %s", v->ptr, lw_addr(L, v, idx));
-    lw_val *b = v->base;
-    const char *bi[LW_MAXR];
-    for (int d = 0; d < b->rank; d++) {
-        int t = v->tile_of_bdim[d];
-        const char *st = v->bstep[d];
-        if (t < 0)
-            bi[d] = v->bstart[d];
-        else if (!st || !strcmp(st, "1"))
-            bi[d] = lw_strf(L, "(%s + %s)", v->bstart[d], idx[t]);
-        else
-            bi[d] = lw_strf(L, "(%s + %s * %s)", v->bstart[d], st, idx[t]);
-    }
-    return lw_strf(L, "%s + %s", b->ptr, lw_addr(L, b, bi));
-}
-
-/* Whether operand v (rank 2) has unit stride along its dim `d` (so a vector of consecutive
- * elements is one load), and v's storage type is float (f32). */
-static bool unit_along(lw_val *v, int d)
-{
-    lw_val *s = v->kind == LV_VIEW ? v->base : v;
-    if (s->kind != LV_TENSOR && s->kind != LV_BUF)
-        return false;
-    if (s->dt != AKG_DTYPE_F32 || v->dt != AKG_DTYPE_F32 || s->reg)
-        return false;
-    if (v->kind != LV_VIEW)
-        return s->layout == LAYOUT_ROW && d == v->rank - 1;
-    /* the base dim this tile dim runs along must be the base's last, with step 1 */
-    for (int b = 0; b < s->rank; b++)
-        if (v->tile_of_bdim[b] == d)
-            return b == s->rank - 1 && s->layout == LAYOUT_ROW &&
-                   (!v->bstep[b] || !strcmp(v->bstep[b], "1"));
-    return false;
-}
-
 static bool storage_operand(lw_val *v)
 {
     if (v->kind == LV_TENSOR || v->kind == LV_BUF)
@@ -613,7 +573,40 @@ static bool storage_operand(lw_val *v)
     return false;
 }
 
-/* The inline micro-kernel: acc[MR][NR/vw] vectors += op(a)[MR, K] @ op(b)[K, NR]. */
+/* An operand read in place as base + r * s0 + c * s1 (tile dims r, c): true for a row-major
+ * TENSOR/BUF and for views of them; *base, *s0, *s1 are C++ texts. */
+static bool affine(lw_ctx *L, lw_val *v, const char **base, const char **s0, const char **s1)
+{
+    if (v->kind == LV_TENSOR || v->kind == LV_BUF) {
+        if (v->reg || v->layout != LAYOUT_ROW || v->rank != 2)
+            return false;
+        *base = v->ptr;
+        *s0 = v->stride[0];
+        *s1 = v->stride[1];
+        return true;
+    }
+    if (v->kind != LV_VIEW || !v->base || v->base->reg || v->base->layout != LAYOUT_ROW ||
+        v->mask || v->rank != 2 || v->dt != v->base->dt)
+        return false;
+    lw_val *b = v->base;
+    const char *bi[LW_MAXR];
+    const char *st[2] = {"0", "0"};
+    for (int d = 0; d < b->rank; d++) {
+        bi[d] = v->bstart[d];
+        int t = v->tile_of_bdim[d];
+        if (t >= 0 && t < 2) {
+            const char *step = v->bstep[d] ? v->bstep[d] : "1";
+            st[t] = !strcmp(step, "1") ? b->stride[d] : lw_strf(L, "%s * %s", step, b->stride[d]);
+        }
+    }
+    *base = lw_strf(L, "%s + %s", b->ptr, lw_addr(L, b, bi));
+    *s0 = st[0];
+    *s1 = st[1];
+    return true;
+}
+
+/* The inline micro-kernel: acc[MR][NR/vw] vectors += op(a)[MR, K] @ op(b)[K, NR], with the
+ * operands' base pointers and strides computed once before the K loop. */
 static void gemm_micro(lw_ctx *L, gemm_job *j, const lw_dim *K)
 {
     lw_val *acc = j->acc;
@@ -621,16 +614,35 @@ static void gemm_micro(lw_ctx *L, gemm_job *j, const lw_dim *K)
     const char *vt = lw_strf(L, "akg_v%lld", (long long)vw);
     const char *vu = lw_strf(L, "akg_v%lldu", (long long)vw);
     const char *p = lw_fresh(L, "k");
-    bool bvec = !j->tb && unit_along(j->b, 1);
-    /* B's rows (or A's panels) advance by a fixed pointer step per k when read in place */
+    const char *ab, *a0, *a1, *bb, *b0, *b1;
+    bool aff_a = affine(L, j->a, &ab, &a0, &a1), aff_b = affine(L, j->b, &bb, &b0, &b1);
+    /* strides of op(a) along (m, k) and op(b) along (k, n) */
+    const char *am = j->ta ? a1 : a0, *ak = j->ta ? a0 : a1;
+    const char *bk = j->tb ? b1 : b0, *bn = j->tb ? b0 : b1;
+    bool bvec = aff_b && !strcmp(bn, "1") && j->b->dt == AKG_DTYPE_F32;
+    const char *pa = NULL, *pb = NULL, *sam = NULL, *sak = NULL, *sbk = NULL;
+    lw_line(L, "{");
+    L->indent++;
+    if (aff_a) {
+        pa = lw_fresh(L, "pa");
+        sam = lw_fresh(L, "sam");
+        sak = lw_fresh(L, "sak");
+        lw_line(L, "const %s *__restrict %s = %s;", lw_ctype(j->a->dt), pa, ab);
+        lw_line(L, "const int64_t %s = %s, %s = %s;", sam, am, sak, ak);
+    }
+    if (bvec) {
+        pb = lw_fresh(L, "pb");
+        sbk = lw_fresh(L, "sbk");
+        lw_line(L, "const float *__restrict %s = %s;", pb, bb);
+        lw_line(L, "const int64_t %s = %s;", sbk, bk);
+    }
     lw_line(L, "for (int64_t %s = 0; %s < %s; ++%s) {", p, p, K->c, p);
     L->indent++;
     lw_memo_reset(L);
     for (int64_t v = 0; v < nv; v++) {
         if (bvec) {
-            const char *col = lw_strf(L, "%lld", (long long)(v * vw));
-            lw_line(L, "const %s bv%lld = *(const %s *)(%s);", vt, (long long)v, vu,
-                    operand_addr(L, j->b, p, col));
+            lw_line(L, "const %s bv%lld = *(const %s *)(%s + %s * %s + %lld);", vt, (long long)v, vu,
+                    pb, p, sbk, (long long)(v * vw));
         } else {
             const char *lanes = "";
             for (int64_t l = 0; l < vw; l++) {
@@ -642,13 +654,18 @@ static void gemm_micro(lw_ctx *L, gemm_job *j, const lw_dim *K)
     }
     for (int64_t i = 0; i < MR; i++) {
         const char *row = lw_strf(L, "%lld", (long long)i);
-        const char *av = a_elem(L, j, row, p, false);
+        const char *av = aff_a ? lw_strf(L, "%s%s[%s * %s + %lld * %s]",
+                                         j->a->dt == AKG_DTYPE_F32 ? "" : "(float)", pa, p, sak,
+                                         (long long)i, sam)
+                               : a_elem(L, j, row, p, false);
         lw_line(L, "{ const %s av = akg_splat<%s>(%s);", vt, vt, av);
         for (int64_t v = 0; v < nv; v++)
             lw_line(L, "  %s[%lld][%lld] += av * bv%lld;", acc->ptr, (long long)i, (long long)v,
                     (long long)v);
         lw_line(L, "}");
     }
+    L->indent--;
+    lw_line(L, "}");
     L->indent--;
     lw_line(L, "}");
 }
@@ -696,7 +713,21 @@ lw_val *lw_gemm(lw_ctx *L, lw_val *a, lw_val *b, lw_val *acc, bool trans_a, bool
             L->indent--;
             lw_line(L, "} else {");
             L->indent++;
-            gemm_general(L, j, &M, &K, &N);
+            /* a tile at an edge: the operands that leave their base are copied first (elements
+             * outside read `other`), then the same micro-kernel runs on the copies */
+            gemm_job edge = *j;
+            if (ca) {
+                edge.a = lw_buffer(L, a->dt, 2, a->dim, TIER_FAST, "ea");
+                if (edge.a)
+                    lw_assign_into(L, edge.a, a);
+            }
+            if (cb) {
+                edge.b = lw_buffer(L, b->dt, 2, b->dim, TIER_FAST, "eb");
+                if (edge.b)
+                    lw_assign_into(L, edge.b, b);
+            }
+            if (edge.a && edge.b)
+                gemm_micro(L, &edge, &K);
             L->indent--;
             lw_line(L, "}");
         } else {

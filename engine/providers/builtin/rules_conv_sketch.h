@@ -1,0 +1,35 @@
+/*
+ * rules_conv_sketch.h: the convolution family's sketch writer (see the .c).
+ */
+#ifndef AKG_RULES_CONV_SKETCH_H
+#define AKG_RULES_CONV_SKETCH_H
+
+#include <stdbool.h>
+
+typedef enum { CONV_GEMM, CONV_DEPTHWISE, CONV_TRANSPOSED } akg_conv_algorithm;
+
+/* One layer as the rules read it. Geometry values are those the probe saw; the sketch
+ * binds them from the layer at run time (the design is specialised only where it says so). */
+typedef struct {
+    const char *layer;      /* Model's attribute holding the layer ("conv2d") */
+    int dims;               /* 1, 2 or 3 spatial dims */
+    akg_conv_algorithm algo;
+    int bias;               /* the layer has a bias */
+    int same;               /* padding='same' */
+    int reflect;            /* padding_mode='reflect' */
+    int padded;             /* the design writes a padded copy of the input (reflect; depthwise) */
+    long groups, in_ch, out_ch;
+} akg_conv_layer_spec;
+
+typedef struct {
+    const char *name;       /* the sketch's name */
+    const char *input;      /* forward's argument */
+    const akg_conv_layer_spec *layers;
+    int n_layers;
+    long mr, nr, kc, owb;   /* tunables (first candidates) */
+} akg_conv_spec;
+
+/* A malloc'd bound sketch, or NULL when out of memory. */
+char *akg_conv_sketch(const akg_conv_spec *s);
+
+#endif
