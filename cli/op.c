@@ -50,7 +50,11 @@ static void op_usage(FILE *f)
             "  --kernel FILE          verifier_only: the model_new.py to verify and profile\n"
             "  --sketch FILE          use this sketch as the design (the Designer is skipped):\n"
             "                         it must check and have a complete bind: section; a\n"
-            "                         numerical failure is reported as its design error\n"
+            "                         design the reference interpreter finds wrong is\n"
+            "                         reported as its design error\n"
+            "  --design-check WHEN    first: run the design in the reference interpreter\n"
+            "                         before any code (default); on_mismatch: only to tell a\n"
+            "                         wrong design from a wrong kernel; off\n"
             "  --provider NAME        who designs and writes code: %s (default builtin,\n"
             "                         offline)\n"
             "  --devices N            harness workers of the backend's device kind, one per\n"
@@ -192,6 +196,7 @@ int cli_op(int argc, char **argv)
     const char *workflow = NULL, *kernel = NULL, *provider = "builtin", *devices = NULL;
     const char *threads = NULL, *verify_timeout = NULL, *output = NULL, *max_step = NULL;
     const char *trials = NULL, *seed = NULL, *python = NULL, *store = NULL, *sketch = NULL;
+    const char *design_check = NULL;
     int help = 0, quiet = 0, json = 0;
     cli_flag flags[] = {
         {"framework", 1, &framework, NULL}, {"backend", 1, &backend, NULL},
@@ -202,7 +207,7 @@ int cli_op(int argc, char **argv)
         {"output", 1, &output, NULL},       {"max-step", 1, &max_step, NULL},
         {"trials", 1, &trials, NULL},       {"seed", 1, &seed, NULL},
         {"python", 1, &python, NULL},       {"store", 1, &store, NULL},
-        {"sketch", 1, &sketch, NULL},
+        {"sketch", 1, &sketch, NULL},       {"design-check", 1, &design_check, NULL},
         {"help", 0, NULL, &help},           {"quiet", 0, NULL, &quiet},
         {"json", 0, NULL, &json},           {NULL, 0, NULL, NULL},
     };
@@ -303,6 +308,7 @@ int cli_op(int argc, char **argv)
     jo.kernel_path = kernel;
     jo.provider = provider;
     jo.sketch_path = sketch;
+    jo.design_check = design_check;
     jo.output_dir = output;
     jo.verify_timeout_s = verify_timeout ? atof(verify_timeout) : 0;
     jo.max_step = max_step ? atoi(max_step) : 0;

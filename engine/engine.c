@@ -283,6 +283,9 @@ static void job_free(akg_job *j)
     free(j->lib_path);
     free(j->report_path);
     cJSON_Delete(j->feedback);
+    free(j->design_check_mode);
+    cJSON_Delete(j->design_check);
+    cJSON_Delete(j->mismatch);
     cJSON_Delete(j->verify);
     cJSON_Delete(j->profile);
     cJSON_Delete(j->candidates);
@@ -382,6 +385,15 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
                         "verifier_only needs an existing kernel file (--kernel): %s",
                         opts->kernel_path ? opts->kernel_path : "none given");
     }
+    const char *dcheck = opts->design_check
+                             ? opts->design_check
+                             : akg_config_string(config, "verify_settings.design_check", "first");
+    if (strcmp(dcheck, "first") && strcmp(dcheck, "on_mismatch") && strcmp(dcheck, "off")) {
+        int r = akg_fail(err, errlen, AKG_EINVAL,
+                         "unknown design check '%s' (first, on_mismatch, off)", dcheck);
+        cJSON_Delete(config);
+        return r;
+    }
     akg_job *j = calloc(1, sizeof *j);
     if (!j) {
         cJSON_Delete(config);
@@ -409,6 +421,9 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     j->max_step = opts->max_step > 0 ? opts->max_step : (int)akg_config_number(config, "max_step", 4);
     j->trials = opts->trials > 0 ? opts->trials
                                  : (int)akg_config_number(config, "verify_settings.trials", 5);
+    j->design_check_mode = akg_strdup(dcheck);
+    j->design_check_s = akg_config_number(config, "verify_settings.design_check_seconds", 5);
+    j->design_check_full_s = j->verify_timeout_s;
     j->run_times = (int)akg_config_number(config, "profile_settings.run_times", 50);
     j->warmup_times = (int)akg_config_number(config, "profile_settings.warmup_times", 5);
     j->compiled_baseline = opts->compiled_baseline > 0;

@@ -47,6 +47,7 @@ typedef enum {
     JOB_PARSE,
     JOB_PROBE,
     JOB_DESIGN,
+    JOB_DESIGN_CHECK,
     JOB_CODE,
     JOB_BUILD,
     JOB_VERIFY,
@@ -94,6 +95,13 @@ struct akg_job {
     char *out_dir, *sketch_path, *kernel_src_path, *model_new_path, *lib_path, *report_path;
     int attempt;
     int safe_mode;
+    /* the design check (the reference interpreter runs the sketch against the reference):
+     * "first" before any code, "on_mismatch" only to route a kernel's numerical failure,
+     * "off"; its budget in seconds up front, and when a mismatch must be routed */
+    char *design_check_mode;
+    double design_check_s, design_check_full_s;
+    cJSON *design_check; /* the last design_check answer for the current design, or NULL */
+    cJSON *mismatch;     /* a kernel's mismatch waiting for the design check to route it */
     cJSON *feedback;   /* the last failure, routed by the Conductor */
     cJSON *verify;     /* last verify answer */
     cJSON *profile;    /* last profile answer */

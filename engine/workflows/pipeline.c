@@ -1,10 +1,18 @@
 /*
  * pipeline.c: the state machine of one job.
  *
- *   parse -> probe -> design -> code -> build -> verify -> profile -> done
- *                       ^         ^                 |
- *                       |         +-- code errors --+   (the Conductor routes
- *                       +------ numerical errors ---+    each failure)
+ *   parse -> probe -> design -> design check -> code -> build -> verify -> profile -> done
+ *                       ^   ^         |            ^                 |
+ *                       |   +- wrong -+            +-- code errors --+   (the Conductor
+ *                       +------- numerical errors of a wrong design --+    routes each failure)
+ *
+ * The design check runs the sketch in the reference interpreter (the harness's design_check)
+ * against the reference before any code is written: a design that computes another function is
+ * the Designer's error. When a kernel then disagrees with the reference, the check says whose
+ * fault it is: a design that passed it makes the mismatch the Coder's (the kernel disagrees
+ * with its own design); one the check could not run in its budget is checked again, with the
+ * verify budget, before the Conductor routes the failure (verify_settings.design_check:
+ * first | on_mismatch | off). The report's candidates say which it was (blame, found_by).
  *
  * Every stage that can take more than a moment is asynchronous and the state
  * machine advances from its callback: designs and code are provider requests
@@ -33,10 +41,12 @@
 #include "akg/provider.h"
 #include "akg/sketch.h"
 #include "akg/sketch_file.h"
+#include "akg/sketch_json.h"
 #include "../internal.h"
 
 static void stage_probe(akg_job *j);
 static void stage_design(akg_job *j);
+static void stage_design_check(akg_job *j, double seconds, int after_mismatch);
 static void stage_code(akg_job *j);
 static void stage_build(akg_job *j);
 static void stage_verify(akg_job *j);
@@ -254,19 +264,44 @@ static int is_design_fault(const char *cls)
            strcmp(cls, "design_error") == 0;
 }
 
+static int design_check_mode(const akg_job *j, const char *mode)
+{
+    return strcmp(j->design_check_mode, mode) == 0;
+}
+
+/* The design check's verdict on the current design: 1 it computes the reference, 0 it does
+ * not, -1 unknown (not run, skipped over its budget, or unable to run). */
+static int design_verdict(const akg_job *j)
+{
+    if (!j->design_check)
+        return -1;
+    if (!cJSON_IsTrue(cJSON_GetObjectItem(j->design_check, "ok")))
+        return strcmp(ans_str(j->design_check, "class", ""), "design_error") == 0 ? 0 : -1;
+    return cJSON_GetObjectItem(j->design_check, "skipped") ? -1 : 1;
+}
+
 /* Records the failed candidate and decides where the next attempt starts:
- * code errors (build, runtime, crash, timeout, forbidden) go back to the
- * Coder, which lowers conservatively; numerical and shape errors go back to
- * the Designer with the failure as feedback. A user's design is not the
- * Designer's to replace: a numerical or shape error ends the job as that
- * sketch's design error. */
-static void conductor_route(akg_job *j, const char *cls, const char *detail, const cJSON *ans)
+ * code errors (build, runtime, crash, timeout, forbidden, and a kernel that
+ * disagrees with a design the interpreter found right) go back to the Coder,
+ * which lowers conservatively; a design the interpreter found wrong, and a
+ * mismatch whose design could not be checked, go back to the Designer with
+ * the failure as feedback. A user's design is not the Designer's to replace:
+ * its design error ends the job. */
+static void conductor_decide(akg_job *j, const char *cls, const char *detail, const cJSON *ans,
+                             int to_designer, const char *found_by)
 {
     cJSON *cand = cJSON_CreateObject();
     cJSON_AddNumberToObject(cand, "step", j->attempt);
     cJSON_AddStringToObject(cand, "status", "fail");
     cJSON_AddStringToObject(cand, "error_class", cls);
     cJSON_AddStringToObject(cand, "detail", detail);
+    cJSON_AddStringToObject(cand, "blame", to_designer ? "design" : "code");
+    cJSON_AddStringToObject(cand, "found_by", found_by);
+    if (j->design_check) {
+        int v = design_verdict(j);
+        cJSON_AddStringToObject(cand, "design_check",
+                                v > 0 ? "pass" : v == 0 ? "fail" : "unknown");
+    }
     if (j->design_info)
         cJSON_AddItemToObject(cand, "design", cJSON_Duplicate(j->design_info, 1));
     cJSON_AddItemToArray(j->candidates, cand);
@@ -278,14 +313,18 @@ static void conductor_route(akg_job *j, const char *cls, const char *detail, con
     cJSON_DeleteItemFromObject(j->feedback, "detail");
     cJSON_AddStringToObject(j->feedback, "detail", detail);
 
-    int to_designer = is_design_fault(cls);
     if (j->user_sketch_path && to_designer && !wf(j, "verifier_only")) {
         char msg[2048];
         snprintf(msg, sizeof msg,
                  "the design in %s does not compute the reference (%s): %s; it is your design, "
                  "so no other is tried: change the sketch and run again",
                  j->user_sketch_path, cls, detail);
-        set_error_place(j, "sketch", j->user_sketch_path, j->sketch_header_line, 1, 0, 0);
+        /* the interpreter names the sketch line where it can */
+        const cJSON *line = cJSON_GetObjectItem(j->feedback, "line");
+        int at = strcmp(ans_str(j->feedback, "where", ""), "sketch") == 0 && cJSON_IsNumber(line)
+                     ? line->valueint
+                     : (int)j->sketch_header_line;
+        set_error_place(j, "sketch", j->user_sketch_path, (unsigned)at, 1, 0, 0);
         job_finish(j, AKG_JOB_FAIL, "design_error", msg);
         return;
     }
@@ -300,8 +339,8 @@ static void conductor_route(akg_job *j, const char *cls, const char *detail, con
         return;
     }
     char msg[1200];
-    snprintf(msg, sizeof msg, "conductor: attempt %d failed (%s); routing to the %s", j->attempt,
-             cls, to_designer ? "Designer" : "Coder");
+    snprintf(msg, sizeof msg, "conductor: attempt %d failed (%s, found by %s); routing to the %s",
+             j->attempt, cls, found_by, to_designer ? "Designer" : "Coder");
     emit_log(j, AKG_LOG_WARN, msg);
     if (stopped(j))
         return;
@@ -311,6 +350,58 @@ static void conductor_route(akg_job *j, const char *cls, const char *detail, con
     } else {
         j->safe_mode = 1;
         stage_code(j);
+    }
+}
+
+/* Routes a failure (cls, detail; ans the harness's answer or NULL). A kernel's numerical or
+ * shape mismatch is the design's fault only when the design is wrong: with the design check's
+ * verdict unknown it is checked first (stage_design_check comes back to conductor_route with
+ * the verdict known). */
+static void conductor_route(akg_job *j, const char *cls, const char *detail, const cJSON *ans)
+{
+    if (!is_design_fault(cls)) {
+        conductor_decide(j, cls, detail, ans, 0, "verify");
+        return;
+    }
+    if (strcmp(cls, "design_error") == 0) { /* the design check's own failure */
+        conductor_decide(j, cls, detail, ans, 1, "design_check");
+        return;
+    }
+    if (wf(j, "verifier_only")) { /* a kernel without a design */
+        conductor_decide(j, cls, detail, ans, 1, "verify");
+        return;
+    }
+    int v = design_verdict(j);
+    if (v < 0 && !design_check_mode(j, "off") && !j->mismatch) {
+        /* hold the mismatch until the design is judged */
+        j->mismatch = cJSON_CreateObject();
+        if (!j->mismatch) {
+            job_finish(j, AKG_JOB_ERROR, "crash", "out of memory");
+            return;
+        }
+        cJSON_AddStringToObject(j->mismatch, "class", cls);
+        cJSON_AddStringToObject(j->mismatch, "detail", detail);
+        if (ans)
+            cJSON_AddItemToObject(j->mismatch, "answer", cJSON_Duplicate(ans, 1));
+        stage_design_check(j, j->design_check_full_s, 1);
+        return;
+    }
+    if (v > 0) {
+        char msg[4400];
+        snprintf(msg, sizeof msg,
+                 "%s; the design computes the reference (the design check passed), so the kernel "
+                 "disagrees with its own design",
+                 detail);
+        conductor_decide(j, cls, msg, ans, 0, "verify");
+    } else if (v == 0) {
+        char msg[8400];
+        snprintf(msg, sizeof msg,
+                 "the kernel fails verification (%s): %s; the design check finds the design "
+                 "wrong: %s",
+                 cls, detail, ans_str(j->design_check, "detail", ""));
+        conductor_decide(j, "design_error", msg, ans, 1, "verify");
+    } else {
+        conductor_decide(j, cls, detail, ans, 1, "verify");
     }
 }
 
@@ -423,6 +514,19 @@ static void stage_probe(akg_job *j)
     submit(j, req, on_probe);
 }
 
+/* The design passed its check (or was not checked): code, unless only a design was asked. */
+static void after_design_check(akg_job *j)
+{
+    if (wf(j, "design_only")) {
+        job_finish(j, AKG_JOB_UNVERIFIED, NULL, NULL);
+        return;
+    }
+    stage_code(j);
+}
+
+static void on_design_checked_first(akg_job *j, const cJSON *ans);
+static void on_design_checked_mismatch(akg_job *j, const cJSON *ans);
+
 /* The design is checked: write sketch.sketch, announce it, go on. */
 static void design_ready(akg_job *j)
 {
@@ -450,11 +554,100 @@ static void design_ready(akg_job *j)
         if (stopped(j))
             return;
     }
-    if (wf(j, "design_only")) {
-        job_finish(j, AKG_JOB_UNVERIFIED, NULL, NULL);
+    if (design_check_mode(j, "first") && !j->design_check) {
+        stage_design_check(j, j->design_check_s, 0);
         return;
     }
-    stage_code(j);
+    after_design_check(j);
+}
+
+/* The design check's answer. Up front: a wrong design goes back to the Designer before any
+ * code exists; a pass, a check over its budget or one that could not run goes on to the
+ * Coder. After a kernel's mismatch: the held mismatch is routed with the verdict known. */
+static void on_design_checked(akg_job *j, const cJSON *ans, int after_mismatch)
+{
+    cJSON_Delete(j->design_check);
+    j->design_check = cJSON_Duplicate(ans, 1);
+    int ok = cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok"));
+    const char *cls = ans_str(ans, "class", "runtime_error");
+    const char *skipped = ans_str(ans, "skipped", NULL);
+    char msg[4400];
+    if (ok && skipped)
+        snprintf(msg, sizeof msg, "design check skipped: %s", skipped);
+    else if (ok)
+        snprintf(msg, sizeof msg,
+                 "design checked: the sketch computes the reference (%d trials, max abs err %.3g)",
+                 (int)ans_num(ans, "trials"), ans_num(ans, "max_abs_err"));
+    else if (strcmp(cls, "design_error") == 0)
+        snprintf(msg, sizeof msg, "design check failed: %s", ans_str(ans, "detail", ""));
+    else
+        snprintf(msg, sizeof msg, "the design check could not run (%s): %s", cls,
+                 ans_str(ans, "detail", ""));
+    emit_log(j, ok && !skipped ? AKG_LOG_INFO : AKG_LOG_WARN, msg);
+    if (stopped(j))
+        return;
+    if (after_mismatch) {
+        cJSON *m = j->mismatch;
+        j->mismatch = NULL;
+        if (design_verdict(j) < 0) { /* still unknown: judged as it stands, never checked again */
+            cJSON_Delete(j->design_check);
+            j->design_check = cJSON_CreateObject();
+            cJSON_AddBoolToObject(j->design_check, "ok", 1);
+            cJSON_AddStringToObject(j->design_check, "skipped", skipped ? skipped : msg);
+        }
+        conductor_route(j, ans_str(m, "class", "numerical_mismatch"), ans_str(m, "detail", ""),
+                        cJSON_GetObjectItem(m, "answer"));
+        cJSON_Delete(m);
+        return;
+    }
+    if (design_verdict(j) == 0) {
+        conductor_route(j, "design_error", ans_str(ans, "detail", ""), ans);
+        return;
+    }
+    after_design_check(j);
+}
+
+static void on_design_checked_first(akg_job *j, const cJSON *ans)
+{
+    on_design_checked(j, ans, 0);
+}
+
+static void on_design_checked_mismatch(akg_job *j, const cJSON *ans)
+{
+    on_design_checked(j, ans, 1);
+}
+
+/* Runs the design (its JSON form) in the reference interpreter against the reference, within
+ * seconds. */
+static void stage_design_check(akg_job *j, double seconds, int after_mismatch)
+{
+    j->state = JOB_DESIGN_CHECK;
+    emit_stage(j, "design",
+               after_mismatch
+                   ? "attempt %d/%d: the kernel disagrees with the reference: checking its design "
+                     "in the reference interpreter (at most %.0f s)"
+                   : "attempt %d/%d: checking the design in the reference interpreter (at most "
+                     "%.0f s)",
+               j->attempt, j->max_step, seconds);
+    if (stopped(j))
+        return;
+    cJSON *req = cJSON_CreateObject();
+    cJSON *ir = akg_sketch_to_json(j->sketch);
+    if (!req || !ir) {
+        cJSON_Delete(req);
+        cJSON_Delete(ir);
+        job_finish(j, AKG_JOB_ERROR, "crash", "out of memory");
+        return;
+    }
+    cJSON_AddStringToObject(req, "op", "design_check");
+    cJSON_AddStringToObject(req, "reference", j->reference_path);
+    cJSON_AddItemToObject(req, "sketch", ir);
+    cJSON_AddNumberToObject(req, "trials", 2);
+    cJSON_AddNumberToObject(req, "seed", (double)(j->seed % 1000000007ULL));
+    /* within the harness request's own limit, which also covers loading the reference */
+    double cap = j->verify_timeout_s * 0.8;
+    cJSON_AddNumberToObject(req, "max_seconds", seconds < cap ? seconds : cap);
+    submit(j, req, after_mismatch ? on_design_checked_mismatch : on_design_checked_first);
 }
 
 static void on_designed(const akg_design_answer *a, void *user)
@@ -486,6 +679,8 @@ static void on_designed(const akg_design_answer *a, void *user)
     if (!cJSON_GetObjectItem(j->design_info, "source"))
         cJSON_AddStringToObject(j->design_info, "source", j->provider);
     j->safe_mode = 0;
+    cJSON_Delete(j->design_check); /* a new design is checked anew */
+    j->design_check = NULL;
     /* the sketch is parsed and checked before any code is written */
     akg_sketch_free(j->sketch);
     j->sketch = NULL;

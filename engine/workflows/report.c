@@ -96,6 +96,17 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
         for (int i = 0; keys[i]; i++)
             copy_item(c, j->verify, keys[i]);
     }
+    if (j->design_check) {
+        /* the last design's check in the reference interpreter */
+        cJSON *c = cJSON_AddObjectToObject(r, "design_check");
+        const cJSON *ok = cJSON_GetObjectItem(j->design_check, "ok");
+        const cJSON *skipped = cJSON_GetObjectItem(j->design_check, "skipped");
+        cJSON_AddStringToObject(c, "result", !cJSON_IsTrue(ok) ? "fail" : skipped ? "skipped" : "pass");
+        static const char *keys[] = {"skipped", "trials", "case", "seeds", "max_abs_err",
+                                     "max_rel_err", "class", "detail", "line", NULL};
+        for (int i = 0; keys[i]; i++)
+            copy_item(c, j->design_check, keys[i]);
+    }
     if (j->profile && cJSON_IsTrue(cJSON_GetObjectItem(j->profile, "ok"))) {
         cJSON *p = cJSON_AddObjectToObject(r, "perf");
         static const char *keys[] = {"ref_ms", "kernel_ms", "speedup", "runs", "warmup",

@@ -1,8 +1,9 @@
 """End to end: `akg_cli op --sketch FILE REF.py`, the user's sketch as the design.
 
-The sketch is checked before anything starts (compiler-style diagnostics, exit 1), lowered and
-verified with the real harness; a numerical failure is reported as that sketch's design error and
-not answered with another design."""
+The sketch is checked before anything starts (compiler-style diagnostics, exit 1), run in the
+reference interpreter against the reference (the design check), lowered and verified with the real
+harness; a design the interpreter finds wrong is reported as that sketch's design error and not
+answered with another design."""
 import json
 import os
 import re
@@ -76,6 +77,8 @@ class SketchTest(CliTest):
                       % sketch("relu_unbound.sketch"), p.stderr)
 
     def test_wrong_design_is_a_design_error(self):
+        # the design check runs the sketch in the reference interpreter before any code: the
+        # wrong design is found there, no kernel is written
         p, r = self.op(RELU, "--sketch", sketch("relu_wrong.sketch"))
         self.assertEqual(p.returncode, 1, p.stderr[-3000:])
         self.assertEqual(r["status"], "fail")
@@ -85,11 +88,28 @@ class SketchTest(CliTest):
         self.assertEqual(e["file"], sketch("relu_wrong.sketch"))
         self.assertEqual(e["line"], 4)  # `sketch relu {`
         self.assertIn(sketch("relu_wrong.sketch"), e["detail"])
-        self.assertIn("numerical_mismatch", e["detail"])
+        self.assertIn("the design computes another function", e["detail"])
+        self.assertEqual(r["design_check"]["result"], "fail")
         # the user's design is the design: no other was tried
         self.assertEqual(r["attempts"], 1)
-        self.assertEqual([c["error_class"] for c in r["candidates"]], ["numerical_mismatch"])
+        self.assertEqual([(c["error_class"], c["blame"], c["found_by"]) for c in r["candidates"]],
+                         [("design_error", "design", "design_check")])
         self.assertNotIn("routing to the Designer", p.stderr)
+        self.assertNotIn("[akg] code", p.stderr)
+        self.assertNotIn("kernel", r["paths"])
+
+    def test_wrong_design_found_after_the_kernel(self):
+        # with the check only on a mismatch, the kernel is built and fails; the check then
+        # tells the design's error from the kernel's
+        p, r = self.op(RELU, "--sketch", sketch("relu_wrong.sketch"), "--design-check", "on_mismatch")
+        self.assertEqual(p.returncode, 1, p.stderr[-3000:])
+        e = r["error"]
+        self.assertEqual(e["class"], "design_error")
+        self.assertIn("numerical_mismatch", e["detail"])
+        self.assertIn("the design check finds the design wrong", e["detail"])
+        self.assertIn("the kernel disagrees with the reference: checking its design", p.stderr)
+        self.assertEqual([(c["blame"], c["found_by"], c["design_check"]) for c in r["candidates"]],
+                         [("design", "verify", "fail")])
         self.assertFalse(r["correctness"]["passed"])
 
     def test_usage(self):

@@ -67,9 +67,12 @@ typedef struct {
                                    NULL: "builtin" */
     const char *sketch_path;    /* the user's design: this sketch is lowered and verified and
                                    the Designer is skipped. It must check and be bound
-                                   (akg/sketch_file.h); a numerical failure is then a
-                                   design_error of this file, not retried with another design.
-                                   Not with verifier_only. */
+                                   (akg/sketch_file.h); a design the reference interpreter
+                                   finds wrong is a design_error of this file, not retried
+                                   with another design. Not with verifier_only. */
+    const char *design_check;   /* "first" (the design runs in the reference interpreter
+                                   before any code), "on_mismatch" (only to route a kernel's
+                                   mismatch), "off"; NULL: config's verify_settings.design_check */
     const char *output_dir;     /* run folder; NULL: <log_dir>/<op>_<timestamp> */
     double verify_timeout_s;    /* 0: config's verify_timeout */
     int max_step;               /* 0: config's max_step */
