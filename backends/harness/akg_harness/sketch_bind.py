@@ -207,6 +207,10 @@ class _Binder:
             if not isinstance(value, str):
                 raise self.fail(f"{what} is {value!r}, not a string to compare with {index!r}")
             return int(value == index)
+        if isinstance(value, torch.Tensor) and value.dim() == 0:
+            value = value.item()
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value  # a plain number serves every index, as nn.Module's arguments do
         if not isinstance(value, (tuple, list)) or not -len(value) <= index < len(value):
             raise self.fail(f"{what} is {value!r}, which has no element {index}")
         return value[index]

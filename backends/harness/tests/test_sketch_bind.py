@@ -90,6 +90,12 @@ class BindTest(unittest.TestCase):
         run(ir, binding.tensors, binding.symbols, binding.params)
         torch.testing.assert_close(binding.output_leaves()[0], model(x, 0.25))
 
+    def test_a_plain_number_serves_every_index(self) -> None:
+        # nn.MaxPool2d(2, 2) keeps stride as the int 2: attr("pool.stride", 0) is 2
+        ir = sketch_ir(POOL)
+        binding = bind(ir, Pool(2, 2), [2], [torch.randn(1, 1, 6, 6)])
+        self.assertEqual(binding.symbols["S"], 2)
+
     def test_a_default_argument_of_forward(self) -> None:
         ir = sketch_ir(POOL)
         binding = bind(ir, Pool(2), [2], [torch.randn(1, 1, 4, 4)])

@@ -260,15 +260,15 @@ static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const c
          li, li, li, li, li, li);
     LINE(1, "@llm_hint(\"parallel\", \"coreidx\")");
     LINE(1, "for gp in range(0, G%d * ceil(OCG%d, MR)):", li, li);
-    LINE(2, "g = gp // ceil(OCG%d, MR)", li);
-    LINE(2, "p = gp %% ceil(OCG%d, MR)", li);
+    LINE(2, "wg = gp // ceil(OCG%d, MR)", li);
+    LINE(2, "wq = gp %% ceil(OCG%d, MR)", li);
     LINE(2, "for tp in range(0, KD%d * KH%d * KW%d):", li, li, li);
     LINE(3, "wt = alloc([MR, ICG%d])", li);
     LINE(3, "rows = arange(0, MR)");
-    LINE(3, "load(w%d[g * OCG%d + p * MR:g * OCG%d + p * MR + MR, :, tp // (KH%d * KW%d), (tp // KW%d) %% "
-            "KH%d, tp %% KW%d] -> wt, mask=lt(rows[:, None] + p * MR, OCG%d))",
+    LINE(3, "load(w%d[wg * OCG%d + wq * MR:wg * OCG%d + wq * MR + MR, :, tp // (KH%d * KW%d), (tp // KW%d) "
+            "%% KH%d, tp %% KW%d] -> wt, mask=lt(rows[:, None] + wq * MR, OCG%d))",
          li, li, li, li, li, li, li, li, li);
-    LINE(3, "store(transpose(wt) -> wp%d[g, p, tp * ICG%d:tp * ICG%d + ICG%d, :])", li, li, li, li);
+    LINE(3, "store(transpose(wt) -> wp%d[wg, wq, tp * ICG%d:tp * ICG%d + ICG%d, :])", li, li, li, li);
     LINE(1, "# one output row per task; per group and NB outputs of the row, the input rows of");
     LINE(1, "# every tap gathered once into a [taps * ICG, NB] panel (contiguous reads); then per");
     LINE(1, "# NR columns of it (they stay in L1) every MR-channel panel of the weights runs over");

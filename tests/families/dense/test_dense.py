@@ -47,10 +47,10 @@ class DenseFamiliesTest(unittest.TestCase):
         self.check("conv_transpose", "conv", ["trans_a=True"])
 
     def test_depthwise_then_pointwise(self) -> None:
-        self.check("depthwise", "conv", ["direct", "gemm("])
+        self.check("depthwise", "conv", ["depthwise", "gemm("])
 
     def test_depthwise_register_blocks_edges_and_strides(self) -> None:
-        self.check("depthwise_rows", "conv", ["direct"])
+        self.check("depthwise_rows", "conv", ["depthwise", "acc = add(acc, mul(t, wt))"])
 
     def test_matmul_triangle_over_row_blocks(self) -> None:
         self.check("matmul_triu_blocks", "matmul", ["gemm(", "MC = tune("])
