@@ -23,6 +23,48 @@ def _named_tensors(items: Any) -> List[Dict[str, Any]]:
     return [{"name": name, "shape": list(t.shape), "dtype": dtype_name(t.dtype)} for name, t in items]
 
 
+# How many submodules the probe describes, and how many attributes of each.
+PROBE_MAX_MODULES = 64
+PROBE_MAX_ATTRS = 32
+
+
+def _simple(value: Any) -> Any:
+    """A JSON form of a constructor-level attribute (numbers, strings, None, tuples of those), or
+    a sentinel when it is anything else."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else str(value)
+    if isinstance(value, (tuple, list)) and len(value) <= 8:
+        items = [_simple(v) for v in value]
+        return _SKIP if any(v is _SKIP for v in items) else items
+    return _SKIP
+
+
+_SKIP = object()
+
+
+def _modules(model: nn.Module) -> Dict[str, Any]:
+    """The model's submodules as built: type and plain attributes (a Conv2d's stride, padding,
+    padding_mode...), so the Designer reads what the layers are, not how the constructor was
+    spelt."""
+    out: Dict[str, Any] = {}
+    for name, mod in model.named_modules():
+        if not name:
+            continue
+        if len(out) >= PROBE_MAX_MODULES:
+            break
+        attrs: Dict[str, Any] = {}
+        for key, value in vars(mod).items():
+            if key.startswith("_") or key == "training":
+                continue
+            v = _simple(value)
+            if v is not _SKIP and len(attrs) < PROBE_MAX_ATTRS:
+                attrs[key] = v
+        out[name] = {"type": type(mod).__name__, "attrs": attrs}
+    return out
+
+
 def _sync(env: WorkerEnv) -> None:
     if env.is_cuda:
         torch.cuda.synchronize(env.device)
@@ -59,6 +101,7 @@ def run_probe(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict[s
         "inputs": [describe(a) for a in main_args],
         "params": _named_tensors(model.named_parameters()),
         "buffers": _named_tensors(model.named_buffers()),
+        "modules": _modules(model),
         "outputs": [describe(o) for o in outputs],
         "dyn_cases": dyn_cases,
         "ref_ms": ref_ms,

@@ -203,10 +203,8 @@ class _Binder:
                 raise self.fail(f"{what} is {value!r}: give the element to take, e.g. ({what}, 0)")
             return value
         index = self.literal(index_expr, "the element index")
-        if isinstance(index, str):  # a string value tested: 1 when equal, else 0
-            if not isinstance(value, str):
-                raise self.fail(f"{what} is {value!r}, not a string to compare with {index!r}")
-            return int(value == index)
+        if isinstance(index, str):  # is the value this string? 1 or 0 (a number or tuple: 0)
+            return int(isinstance(value, str) and value == index)
         if isinstance(value, torch.Tensor) and value.dim() == 0:
             value = value.item()
         if isinstance(value, (int, float)) and not isinstance(value, bool):

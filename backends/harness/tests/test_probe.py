@@ -43,6 +43,13 @@ class ProbeTest(unittest.TestCase):
         self.assertEqual(params, {"conv.weight": [4, 3, 3, 3], "conv.bias": [4], "fc.weight": [5, 4], "fc.bias": [5]})
         self.assertEqual(answer["buffers"], [{"name": "shift", "shape": [5], "dtype": "float32"}])
         self.assertEqual(answer["outputs"][0]["shape"], [2, 5])
+        # the layers as built: what the constructor's arguments became
+        conv = answer["modules"]["conv"]
+        self.assertEqual(conv["type"], "Conv2d")
+        for key, value in {"in_channels": 3, "out_channels": 4, "kernel_size": [3, 3], "stride": [1, 1],
+                           "padding": [0, 0], "dilation": [1, 1], "groups": 1, "padding_mode": "zeros"}.items():
+            self.assertEqual(conv["attrs"][key], value, key)
+        self.assertEqual(answer["modules"]["fc"]["attrs"]["in_features"], 4)
 
     def test_dynamic_cases(self) -> None:
         answer = self.probe("dyn_ref.py")

@@ -256,3 +256,29 @@ akg_design *akg_rule_family_design(const char *family, const char *op_name)
     d->math = AKG_MATH_FAST;
     return d;
 }
+
+const cJSON *akg_rule_probe_attr(const cJSON *probe, const char *module, const char *attr)
+{
+    const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(probe, "modules"), module);
+    return cJSON_GetObjectItem(cJSON_GetObjectItem(m, "attrs"), attr);
+}
+
+int akg_rule_probe_ints(const cJSON *probe, const char *module, const char *attr, long *out, int n)
+{
+    const cJSON *v = akg_rule_probe_attr(probe, module, attr);
+    if (cJSON_IsNumber(v)) {
+        for (int i = 0; i < n; i++)
+            out[i] = (long)v->valuedouble;
+        return 0;
+    }
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != n)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        const cJSON *e = cJSON_GetArrayItem(v, i);
+        if (!cJSON_IsNumber(e))
+            return -1;
+    }
+    for (int i = 0; i < n; i++)
+        out[i] = (long)cJSON_GetArrayItem(v, i)->valuedouble;
+    return 0;
+}

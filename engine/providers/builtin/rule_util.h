@@ -37,6 +37,11 @@ int akg_rule_int_list(const akg_reference *ref, const cJSON *probe, const akg_ex
 const cJSON *akg_rule_probe_input(const cJSON *probe, int i);
 const cJSON *akg_rule_probe_output(const cJSON *probe, int i);
 const cJSON *akg_rule_probe_param(const cJSON *probe, const char *name);
+/* An attribute of the model's submodule as built (the probe's "modules"), or NULL. */
+const cJSON *akg_rule_probe_attr(const cJSON *probe, const char *module, const char *attr);
+/* The attribute as n integers (a number serves all n; a list must have n): 0, or -1 when the
+ * probe has no such attribute or it is not that. */
+int akg_rule_probe_ints(const cJSON *probe, const char *module, const char *attr, long *out, int n);
 /* Rank of a probe tensor description (-1 if none), and dim d (negative
  * counts from the end; -1 when out of range). */
 int akg_rule_rank(const cJSON *desc);

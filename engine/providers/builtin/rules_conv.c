@@ -77,6 +77,9 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
 {
     const akg_expr *ctor = layer->ctor;
     int n = c->dims;
+    /* the probe describes the layer as built: then the constructor's spelling need not be
+     * readable (what the probe says overrides it below) */
+    bool built = akg_rule_probe_attr(probe, layer->name, "kernel_size") != NULL;
     if (!ctor)
         return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                     "a convolution layer whose constructor cannot be read");
@@ -89,12 +92,13 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
         for (int i = 0; i < n; i++)
             c->kernel[i] = akg_rule_dim(wdesc, 2 + i);
     }
-    if (read_list(ref, probe, akg_rule_arg(ctor, 3, "stride"), n, 1, c->stride))
+    if (read_list(ref, probe, akg_rule_arg(ctor, 3, "stride"), n, 1, c->stride) && !built)
         return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                     "a convolution stride that cannot be read");
-    if (read_long(ref, probe, akg_rule_arg(ctor, 0, "in_channels"), -1, &c->in_ch) ||
-        read_long(ref, probe, akg_rule_arg(ctor, 1, "out_channels"), -1, &c->out_ch) ||
-        c->in_ch <= 0 || c->out_ch <= 0 || c->kernel[0] <= 0)
+    if ((read_long(ref, probe, akg_rule_arg(ctor, 0, "in_channels"), -1, &c->in_ch) ||
+         read_long(ref, probe, akg_rule_arg(ctor, 1, "out_channels"), -1, &c->out_ch) ||
+         c->in_ch <= 0 || c->out_ch <= 0 || c->kernel[0] <= 0) &&
+        !built)
         return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                     "a convolution whose channels, kernel or stride cannot be read");
     const akg_expr *pad = akg_rule_arg(ctor, 4, "padding");
@@ -102,32 +106,35 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
     akg_scalar s;
     memset(&s, 0, sizeof s);
     if (pad && akg_rule_scalar(ref, probe, pad, "padding", &s, &str) == AKG_OK && str) {
-        if (strcmp(str, "same") && strcmp(str, "valid"))
+        if (strcmp(str, "same") && strcmp(str, "valid") && !built)
             return akg_rule_unsupported(ref, pad->range, where, err, errlen, "a padding string");
         c->same = !strcmp(str, "same");
         for (int i = 0; i < n; i++)
             c->padding[i] = 0;
     } else if (read_list(ref, probe, pad, n, 0, c->padding)) {
-        /* a tuple argument: ModelNew reads the layer's padding at run time */
+        /* not readable from the call: only the probe can tell */
         for (int i = 0; i < n; i++)
             c->padding[i] = -1;
     }
     size_t next = 5;
     if (c->transposed) {
         if (read_list(ref, probe, akg_rule_arg(ctor, 5, "output_padding"), n, 0,
-                      c->output_padding))
+                      c->output_padding) &&
+            !built)
             return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                         "an output_padding that cannot be read");
         next = 6;
         /* ConvTranspose: (..., output_padding, groups, bias, dilation, padding_mode) */
-        if (read_long(ref, probe, akg_rule_arg(ctor, next, "groups"), 1, &c->groups) ||
-            read_list(ref, probe, akg_rule_arg(ctor, next + 2, "dilation"), n, 1, c->dilation))
+        if ((read_long(ref, probe, akg_rule_arg(ctor, next, "groups"), 1, &c->groups) ||
+             read_list(ref, probe, akg_rule_arg(ctor, next + 2, "dilation"), n, 1, c->dilation)) &&
+            !built)
             return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                         "groups or dilation that cannot be read");
     } else {
         /* Conv: (..., padding, dilation, groups, bias, padding_mode) */
-        if (read_list(ref, probe, akg_rule_arg(ctor, next, "dilation"), n, 1, c->dilation) ||
-            read_long(ref, probe, akg_rule_arg(ctor, next + 1, "groups"), 1, &c->groups))
+        if ((read_list(ref, probe, akg_rule_arg(ctor, next, "dilation"), n, 1, c->dilation) ||
+             read_long(ref, probe, akg_rule_arg(ctor, next + 1, "groups"), 1, &c->groups)) &&
+            !built)
             return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                         "dilation or groups that cannot be read");
     }
@@ -144,10 +151,39 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
             str = "zeros";
         if (!strcmp(str, "reflect"))
             c->reflect = 1;
-        else if (strcmp(str, "zeros"))
+        else if (strcmp(str, "zeros") && !built)
             return akg_rule_unsupported(ref, mode->range, where, err, errlen,
                                         "padding_mode other than zeros or reflect");
     }
+    /* the layer as built (the probe's modules) over what the constructor call spells */
+    const char *L = layer->name;
+    akg_rule_probe_ints(probe, L, "in_channels", &c->in_ch, 1);
+    akg_rule_probe_ints(probe, L, "out_channels", &c->out_ch, 1);
+    akg_rule_probe_ints(probe, L, "groups", &c->groups, 1);
+    akg_rule_probe_ints(probe, L, "kernel_size", c->kernel, n);
+    akg_rule_probe_ints(probe, L, "stride", c->stride, n);
+    akg_rule_probe_ints(probe, L, "dilation", c->dilation, n);
+    if (c->transposed)
+        akg_rule_probe_ints(probe, L, "output_padding", c->output_padding, n);
+    const char *pstr = cJSON_GetStringValue(akg_rule_probe_attr(probe, L, "padding"));
+    if (pstr && (!strcmp(pstr, "same") || !strcmp(pstr, "valid"))) {
+        c->same = !strcmp(pstr, "same");
+        for (int i = 0; i < n; i++)
+            c->padding[i] = 0;
+    } else if (!akg_rule_probe_ints(probe, L, "padding", c->padding, n)) {
+        c->same = 0;
+    }
+    const char *mstr = cJSON_GetStringValue(akg_rule_probe_attr(probe, L, "padding_mode"));
+    if (mstr) {
+        if (strcmp(mstr, "zeros") && strcmp(mstr, "reflect"))
+            return akg_rule_unsupported(ref, layer->range, where, err, errlen,
+                                        "padding_mode other than zeros or reflect");
+        c->reflect = !strcmp(mstr, "reflect");
+    }
+    for (int i = 0; i < n; i++)
+        if (c->padding[i] < 0 || c->kernel[i] <= 0 || c->stride[i] <= 0 || c->dilation[i] <= 0)
+            return akg_rule_unsupported(ref, layer->range, where, err, errlen,
+                                        "a convolution window that cannot be read");
     if (c->groups <= 0 || c->in_ch % c->groups || c->out_ch % c->groups)
         return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                     "groups that do not divide the channels");
@@ -290,6 +326,19 @@ int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         sp->groups = c->groups;
         sp->in_ch = c->in_ch;
         sp->out_ch = c->out_ch;
+        /* the window in 3-D order; 'same' resolves as PyTorch does (the near side gets half of
+         * dilation * (kernel - 1), the far side the rest: the padded copy reaches it) */
+        for (int k = 0; k < 3; k++) {
+            int at = k - (3 - c->dims);
+            bool real = at >= 0;
+            sp->kernel[k] = real ? c->kernel[at] : 1;
+            sp->stride[k] = real ? c->stride[at] : 1;
+            sp->dilation[k] = real ? c->dilation[at] : 1;
+            sp->output_padding[k] = real && c->transposed ? c->output_padding[at] : 0;
+            sp->padding[k] = !real ? 0
+                             : c->same ? c->dilation[at] * (c->kernel[at] - 1) / 2
+                                       : c->padding[at];
+        }
     }
     akg_conv_spec spec = {name, ref->forward_params[input].name, specs, n, 6, 16,
                           fb ? 256 : 512, fb ? 32 : 64};

@@ -56,21 +56,43 @@ static void symbols(akg_buf *b, const akg_conv_spec *s)
     akg_buf_puts(b, "  symbols: N");
     for (int li = 0; li < s->n_layers; li++) {
         const akg_conv_layer_spec *c = &s->layers[li];
-        akg_buf_appendf(b, ", C%d, OC%d, G%d, ICG%d, OCG%d", li, li, li, li, li);
         for (int k = 0; k < 3; k++)
-            akg_buf_appendf(b, ", I%s%d, O%s%d, K%s%d, S%s%d, P%s%d, L%s%d", SP[k], li, SP[k], li,
-                            SP[k], li, SP[k], li, SP[k], li, SP[k], li);
-        if (c->algo == CONV_TRANSPOSED) {
-            akg_buf_appendf(b, ", T%d, ISP%d", li, li);
-            for (int k = 0; k < 3; k++)
-                akg_buf_appendf(b, ", Q%s%d", SP[k], li);
-        }
+            akg_buf_appendf(b, ", I%s%d, O%s%d", SP[k], li, SP[k], li);
+        if (c->algo == CONV_TRANSPOSED)
+            akg_buf_appendf(b, ", ISP%d", li);
         if (c->padded)
             akg_buf_appendf(b, ", DP%d, HP%d, WP%d", li, li, li);
         if (c->algo == CONV_GEMM)
             akg_buf_appendf(b, ", NB%d", li);
     }
     akg_buf_puts(b, ";\n");
+}
+
+/* The layer's specialised constants: channels, groups, the window's geometry per spatial dim
+ * (unit for the leading dims a 1-D or 2-D layer does not have), the padding mode. */
+static void constants(akg_buf *b, const akg_conv_spec *s)
+{
+    for (int li = 0; li < s->n_layers; li++) {
+        const akg_conv_layer_spec *c = &s->layers[li];
+        long g = c->groups > 0 ? c->groups : 1;
+        akg_buf_appendf(b, "  constexpr: C%d = %ld, OC%d = %ld, G%d = %ld, ICG%d = %ld, OCG%d = %ld", li,
+                        c->in_ch, li, c->out_ch, li, g, li, c->in_ch / g, li, c->out_ch / g);
+        long taps = 1;
+        for (int k = 0; k < 3; k++) {
+            akg_buf_appendf(b, ", K%s%d = %ld, S%s%d = %ld, P%s%d = %ld, L%s%d = %ld", SP[k], li,
+                            c->kernel[k], SP[k], li, c->stride[k], SP[k], li, c->padding[k], SP[k],
+                            li, c->dilation[k]);
+            if (c->algo == CONV_TRANSPOSED)
+                akg_buf_appendf(b, ", Q%s%d = %ld", SP[k], li, c->output_padding[k]);
+            taps *= c->kernel[k];
+        }
+        if (c->algo == CONV_TRANSPOSED)
+            akg_buf_appendf(b, ", T%d = %ld", li, taps);
+        akg_buf_appendf(b, ", RF%d = %d", li, c->reflect);
+        if (c->same)
+            akg_buf_appendf(b, ", SAME%d = 1", li);
+        akg_buf_puts(b, ";\n");
+    }
 }
 
 static void tensors(akg_buf *b, const akg_conv_spec *s)
@@ -94,7 +116,9 @@ static void tensors(akg_buf *b, const akg_conv_spec *s)
     akg_buf_appendf(b, "y[N, OC%d, OD%d, OH%d, OW%d]: f32;\n", l, l, l, l);
 }
 
-/* The bind items of layer li (its input dims are bound already). */
+/* The bind items of layer li (its input dims are bound already). The layer's constants are
+ * constexprs: the items binding them check that the model has the values the design was
+ * made for (ModelNew refuses another). */
 static void bind_layer(akg_buf *b, const akg_conv_spec *s, int li)
 {
     const akg_conv_layer_spec *c = &s->layers[li];
@@ -107,42 +131,32 @@ static void bind_layer(akg_buf *b, const akg_conv_spec *s, int li)
         if (real_dim(c->dims, k))
             akg_buf_appendf(b, ", K%s%d", SP[k], li);
     akg_buf_appendf(b, "]), G%d = attr(\"%s.groups\")", li, L);
-    if (tr)
-        akg_buf_appendf(b, ", OC%d = OCG%d * G%d, ICG%d = C%d // G%d", li, li, li, li, li, li);
-    else
-        akg_buf_appendf(b, ", OCG%d = OC%d // G%d", li, li, li);
-    akg_buf_puts(b, "\n");
+    if (c->same)
+        akg_buf_appendf(b, ", SAME%d = attr(\"%s.padding\", \"same\")", li, L);
+    akg_buf_appendf(b, ", RF%d = attr(\"%s.padding_mode\", \"reflect\")\n", li, L);
     for (int k = 0; k < 3; k++) {
         const char *d = SP[k];
         int at = k - (3 - c->dims); /* index into the layer's tuples */
         akg_buf_puts(b, "  bind: ");
-        if (!real_dim(c->dims, k)) {
-            akg_buf_appendf(b, "K%s%d = 1, S%s%d = 1, P%s%d = 0, L%s%d = 1", d, li, d, li, d, li, d, li);
-            if (tr)
-                akg_buf_appendf(b, ", Q%s%d = 0", d, li);
-        } else {
-            akg_buf_appendf(b, "S%s%d = attr(\"%s.stride\", %d), L%s%d = attr(\"%s.dilation\", %d)", d, li,
+        if (real_dim(c->dims, k)) {
+            akg_buf_appendf(b, "S%s%d = attr(\"%s.stride\", %d), L%s%d = attr(\"%s.dilation\", %d), ", d, li,
                             L, at, d, li, L, at);
-            if (c->same)
-                akg_buf_appendf(b, ", P%s%d = L%s%d * (K%s%d - 1) // 2", d, li, d, li, d, li);
-            else
-                akg_buf_appendf(b, ", P%s%d = attr(\"%s.padding\", %d)", d, li, L, at);
+            if (!c->same)
+                akg_buf_appendf(b, "P%s%d = attr(\"%s.padding\", %d), ", d, li, L, at);
             if (tr)
-                akg_buf_appendf(b, ", Q%s%d = attr(\"%s.output_padding\", %d)", d, li, L, at);
+                akg_buf_appendf(b, "Q%s%d = attr(\"%s.output_padding\", %d), ", d, li, L, at);
         }
         /* the output size */
         if (tr)
-            akg_buf_appendf(b, ", O%s%d = (I%s%d - 1) * S%s%d - 2 * P%s%d + L%s%d * (K%s%d - 1) + Q%s%d + 1",
+            akg_buf_appendf(b, "O%s%d = (I%s%d - 1) * S%s%d - 2 * P%s%d + L%s%d * (K%s%d - 1) + Q%s%d + 1",
                             d, li, d, li, d, li, d, li, d, li, d, li, d, li);
         else if (c->same)
-            akg_buf_appendf(b, ", O%s%d = I%s%d", d, li, d, li);
+            akg_buf_appendf(b, "O%s%d = I%s%d", d, li, d, li);
         else
-            akg_buf_appendf(b, ", O%s%d = (I%s%d + 2 * P%s%d - L%s%d * (K%s%d - 1) - 1) // S%s%d + 1", d,
+            akg_buf_appendf(b, "O%s%d = (I%s%d + 2 * P%s%d - L%s%d * (K%s%d - 1) - 1) // S%s%d + 1", d,
                             li, d, li, d, li, d, li, d, li, d, li);
         akg_buf_puts(b, "\n");
     }
-    if (tr)
-        akg_buf_appendf(b, "  bind: T%d = KD%d * KH%d * KW%d\n", li, li, li, li);
     if (c->algo == CONV_GEMM) /* the panel: NCOL outputs of a row, fewer for short rows */
         akg_buf_appendf(b, "  bind: NB%d = min(NCOL, ceil(OW%d, NR) * NR)\n", li, li);
     if (c->padded) {
@@ -159,13 +173,11 @@ static void bind_layer(akg_buf *b, const akg_conv_spec *s, int li)
                         li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li,
                         li, slack, li);
     }
-    /* the padding mode the design was made for (a different one is refused) */
-    akg_buf_appendf(b, "  bind: RF%d = attr(\"%s.padding_mode\", \"reflect\")\n", li, L);
     if (c->bias)
         akg_buf_appendf(b, "  bind: bias%d = weight(\"%s.bias\", [OC%d])\n", li, L, li);
     if (li + 1 < s->n_layers)
-        akg_buf_appendf(b, "  bind: C%d = OC%d, ID%d = OD%d, IH%d = OH%d, IW%d = OW%d\n", li + 1, li,
-                        li + 1, li, li + 1, li, li + 1, li);
+        akg_buf_appendf(b, "  bind: ID%d = OD%d, IH%d = OH%d, IW%d = OW%d\n", li + 1, li, li + 1, li,
+                        li + 1, li);
 }
 
 static void binding(akg_buf *b, const akg_conv_spec *s)
@@ -435,10 +447,7 @@ char *akg_conv_sketch(const akg_conv_spec *s)
     akg_buf_appendf(b, "  constexpr: MR = tune(%ld, 4), NR = tune(%ld, 8, 24), KC = tune(%ld, 256, 1024), "
                        "NCOL = tune(256, 64, 512), OWB = tune(%ld, 32, 128);\n",
                     s->mr, s->nr, s->kc, s->owb);
-    akg_buf_puts(b, "  constexpr: ");
-    for (int li = 0; li < s->n_layers; li++)
-        akg_buf_appendf(b, "%sRF%d = %d", li ? ", " : "", li, s->layers[li].reflect);
-    akg_buf_puts(b, ";\n");
+    constants(b, s);
     binding(b, s);
     akg_buf_puts(b, "\n");
     for (int li = 0; li < s->n_layers; li++) {

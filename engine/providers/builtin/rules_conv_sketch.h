@@ -8,8 +8,8 @@
 
 typedef enum { CONV_GEMM, CONV_DEPTHWISE, CONV_TRANSPOSED } akg_conv_algorithm;
 
-/* One layer as the rules read it. Geometry values are those the probe saw; the sketch
- * binds them from the layer at run time (the design is specialised only where it says so). */
+/* One layer as the rules read it: the design is specialised to its channels and window (the
+ * sketch's bind: items check them in ModelNew); the input's sizes are read at run time. */
 typedef struct {
     const char *layer;      /* Model's attribute holding the layer ("conv2d") */
     int dims;               /* 1, 2 or 3 spatial dims */
@@ -19,6 +19,9 @@ typedef struct {
     int reflect;            /* padding_mode='reflect' */
     int padded;             /* the design writes a padded copy of the input (reflect; depthwise) */
     long groups, in_ch, out_ch;
+    /* the window per spatial dim in 3-D order (D, H, W; a 1-D or 2-D layer's leading dims are
+     * kernel 1, stride 1, padding 0, dilation 1); 'same' padding as it resolves */
+    long kernel[3], stride[3], padding[3], dilation[3], output_padding[3];
 } akg_conv_layer_spec;
 
 typedef struct {

@@ -26,6 +26,7 @@ typedef struct {
     const char *input;  /* forward's argument */
     int dims, is_max, rank; /* spatial dims, max or avg, the input's rank */
     int ceil_mode, include_pad, divisor; /* as the constructor sets them (divisor: override) */
+    long kernel[3], stride[3], padding[3], dilation[3]; /* the window, per spatial dim */
     long owb;
 } pool_spec;
 
@@ -34,8 +35,10 @@ typedef struct {
  * tensor is a vectorised pass over the outputs, reading the input with the layer's stride
  * (padded columns read as the identity of the combination: -inf for max, 0 for the sum);
  * average pooling divides by the window's size clipped as count_include_pad says. The
- * geometry is read from the layer at run time; ceil_mode and count_include_pad are
- * specialised (constexprs bound to the layer). */
+ * window (kernel, stride, padding, dilation), ceil_mode and count_include_pad are
+ * specialised: constexprs bound to the layer, so a model with another window is refused, and
+ * the valid span of every tap costs no division at run time. The input's sizes are read at
+ * run time. */
 static char *pool_sketch(const pool_spec *ps)
 {
     int dims = ps->dims;
@@ -49,7 +52,7 @@ static char *pool_sketch(const pool_spec *ps)
                     ps->name, ps->is_max ? "max" : "average");
     akg_buf_appendf(&b, "sketch %s {\n  symbols: NB, C, NC", ps->name);
     for (int i = 0; i < dims; i++)
-        akg_buf_appendf(&b, ", I%s, O%s, K%s, S%s, P%s, DL%s", L[i], L[i], L[i], L[i], L[i], L[i]);
+        akg_buf_appendf(&b, ", I%s, O%s", L[i], L[i]);
     if (ps->divisor)
         akg_buf_puts(&b, ", DIVO");
     akg_buf_puts(&b, ";\n  tensors: x[NC");
@@ -62,6 +65,11 @@ static char *pool_sketch(const pool_spec *ps)
                     ps->ceil_mode);
     if (!ps->is_max)
         akg_buf_appendf(&b, ", CIP = %d", ps->include_pad);
+    akg_buf_puts(&b, ";\n  constexpr: ");
+    for (int i = 0; i < dims; i++)
+        akg_buf_appendf(&b, "%sK%s = %ld, S%s = %ld, P%s = %ld, DL%s = %ld", i ? ", " : "", L[i],
+                        ps->kernel[i], L[i], ps->stride[i], L[i], ps->padding[i], L[i],
+                        ps->dilation[i]);
     akg_buf_puts(&b, ";\n");
     /* binding: the input's batch and channel dims merged; the geometry from the layer */
     bool batch = ps->rank == dims + 2;
@@ -76,7 +84,7 @@ static char *pool_sketch(const pool_spec *ps)
         if (ps->is_max)
             akg_buf_appendf(&b, ", DL%s = attr(\"%s.dilation\", %d)\n", L[i], ps->layer, i);
         else
-            akg_buf_appendf(&b, ", DL%s = 1\n", L[i]);
+            akg_buf_puts(&b, "\n");
     }
     /* output sizes as PyTorch computes them (ceil_mode: a window must start inside the input
      * or its left padding) */
@@ -292,6 +300,12 @@ int akg_rules_pool(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     ps.is_max = is_max;
     ps.rank = rank;
     ps.owb = fb ? 64 : 256;
+    for (int j = 0; j < dims; j++) {
+        ps.kernel[j] = kernel[j];
+        ps.stride[j] = stride[j];
+        ps.padding[j] = padding[j];
+        ps.dilation[j] = dilation[j];
+    }
     /* MaxPool(kernel, stride, padding, dilation, return_indices, ceil_mode);
      * AvgPool(kernel, stride, padding, ceil_mode, count_include_pad, divisor_override) */
     ps.ceil_mode = ctor_flag(ref, probe, ctor, is_max ? 5 : 3, "ceil_mode", 0);
