@@ -227,13 +227,19 @@ static void padded_copy(akg_buf *b, const akg_conv_layer_spec *c, int li, const 
     LINE(4, "rd = min(max(ID%d - 1 - max(ID%d - 1 - ad, ad - (ID%d - 1)), 0), ID%d - 1)", li, li, li, li);
     LINE(4, "ah = max(h - PH%d, PH%d - h)", li, li);
     LINE(4, "rh = min(max(IH%d - 1 - max(IH%d - 1 - ah, ah - (IH%d - 1)), 0), IH%d - 1)", li, li, li, li);
+    /* the row in place, then its borders: column PW - k mirrored to the left, IW - 2 - k
+     * to the right (the slack past the far border repeats column 0) */
     LINE(4, "row = alloc([IW%d])", li);
     LINE(4, "load(%s[r // C%d, r %% C%d, rd, rh, :] -> row)", src, li, li);
-    LINE(4, "col = arange(0, WP%d) - PW%d", li, li);
-    LINE(4, "ac = maximum(col, 0 - col)");
-    LINE(4, "rc = minimum(maximum(IW%d - 1 - maximum(IW%d - 1 - ac, ac - (IW%d - 1)), 0), IW%d - 1)", li,
-         li, li, li);
-    LINE(4, "store(gather(row, rc, 0) -> xp%d[r // C%d, r %% C%d, d, h, :])", li, li, li);
+    LINE(4, "store(row -> xp%d[r // C%d, r %% C%d, d, h, PW%d:PW%d + IW%d])", li, li, li, li, li, li);
+    LINE(4, "if PW%d > 0:", li);
+    LINE(5, "lc = arange(0, PW%d)", li);
+    LINE(5, "store(gather(row, PW%d - lc, 0) -> xp%d[r // C%d, r %% C%d, d, h, 0:PW%d])", li, li, li, li,
+         li);
+    LINE(4, "rc = arange(PW%d + IW%d, WP%d)", li, li, li);
+    LINE(4, "store(gather(row, maximum(2 * IW%d - 2 + PW%d - rc, 0), 0) -> xp%d[r // C%d, r %% C%d, d, h, "
+            "PW%d + IW%d:WP%d])",
+         li, li, li, li, li, li, li, li);
 }
 
 /* The epilogue of an implicit-GEMM tile: bias, and the mask at the group's edge. */
