@@ -314,6 +314,11 @@ int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         sp->layer = c->layer->name;
         sp->dims = c->dims;
         sp->algo = c->transposed ? CONV_TRANSPOSED : c->direct ? CONV_DEPTHWISE : CONV_GEMM;
+        bool unit = n == 1 && !c->reflect && !c->transposed;
+        for (int k = 0; k < c->dims; k++)
+            unit = unit && c->kernel[k] == 1 && c->stride[k] == 1 && c->padding[k] == 0 && !c->same;
+        if (unit && sp->algo == CONV_GEMM)
+            sp->algo = CONV_POINTWISE;
         sp->bias = c->bias;
         sp->same = c->same;
         sp->reflect = c->reflect;

@@ -58,11 +58,11 @@ static void symbols(akg_buf *b, const akg_conv_spec *s)
         const akg_conv_layer_spec *c = &s->layers[li];
         for (int k = 0; k < 3; k++)
             akg_buf_appendf(b, ", I%s%d, O%s%d", SP[k], li, SP[k], li);
-        if (c->algo == CONV_TRANSPOSED)
+        if (c->algo == CONV_TRANSPOSED || c->algo == CONV_POINTWISE)
             akg_buf_appendf(b, ", ISP%d", li);
         if (c->padded)
             akg_buf_appendf(b, ", DP%d, HP%d, WP%d", li, li, li);
-        if (c->algo == CONV_GEMM)
+        if (c->algo == CONV_GEMM || c->algo == CONV_POINTWISE)
             akg_buf_appendf(b, ", NB%d", li);
     }
     akg_buf_puts(b, ";\n");
@@ -99,7 +99,7 @@ static void tensors(akg_buf *b, const akg_conv_spec *s)
 {
     akg_buf_puts(b, "  tensors: ");
     const akg_conv_layer_spec *c0 = &s->layers[0];
-    if (c0->algo == CONV_TRANSPOSED)
+    if (c0->algo == CONV_TRANSPOSED || c0->algo == CONV_POINTWISE)
         akg_buf_puts(b, "x[N, C0, ISP0]: f32; ");
     else
         akg_buf_puts(b, "x[N, C0, ID0, IH0, IW0]: f32; ");
@@ -113,7 +113,10 @@ static void tensors(akg_buf *b, const akg_conv_spec *s)
             akg_buf_appendf(b, "bias%d[OC%d]: f32; ", li, li);
     }
     int l = s->n_layers - 1;
-    akg_buf_appendf(b, "y[N, OC%d, OD%d, OH%d, OW%d]: f32;\n", l, l, l, l);
+    if (s->layers[l].algo == CONV_POINTWISE) /* its positions flattened, as its input's */
+        akg_buf_appendf(b, "y[N, OC%d, ISP%d]: f32;\n", l, l);
+    else
+        akg_buf_appendf(b, "y[N, OC%d, OD%d, OH%d, OW%d]: f32;\n", l, l, l, l);
 }
 
 /* The bind items of layer li (its input dims are bound already). The layer's constants are
@@ -159,6 +162,8 @@ static void bind_layer(akg_buf *b, const akg_conv_spec *s, int li)
     }
     if (c->algo == CONV_GEMM) /* the panel: NCOL outputs of a row, fewer for short rows */
         akg_buf_appendf(b, "  bind: NB%d = min(NCOL, ceil(OW%d, NR) * NR)\n", li, li);
+    if (c->algo == CONV_POINTWISE) /* a task's positions */
+        akg_buf_appendf(b, "  bind: NB%d = min(NCOL, ceil(ISP%d, NR) * NR)\n", li, li);
     if (c->padded) {
         /* the padded extents: what the taps reach ('same' pads more on the far side), and
          * slack after each row for whole-panel reads */
@@ -191,7 +196,7 @@ static void binding(akg_buf *b, const akg_conv_spec *s)
     for (int k = 0; k < 3; k++)
         if (!real_dim(c0->dims, k))
             akg_buf_appendf(b, ", I%s0 = 1", SP[k]);
-    if (c0->algo == CONV_TRANSPOSED)
+    if (c0->algo == CONV_TRANSPOSED || c0->algo == CONV_POINTWISE)
         akg_buf_puts(b, ", ISP0 = ID0 * IH0 * IW0");
     akg_buf_puts(b, "\n");
     for (int li = 0; li < s->n_layers; li++)
@@ -262,18 +267,11 @@ static void gemm_epilogue(akg_buf *b, const akg_conv_layer_spec *c, int li, int 
     LINE(ind + 1, "store(o -> %s%s, mask=lt(rows[:, None] + p * MR, OCG%d))", dst, reg, li);
 }
 
-static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const char *src,
-                       const char *dst)
+/* The weights of GEMM layer li packed once into MR-row panels, k-major:
+ * wp<li>[g, panel, tap * ICG + c, i] (rows past the group's channels zero). */
+static void pack_weights(akg_buf *b, int li)
 {
-    const char *xs = src;
-    char xpn[16];
-    if (c->padded) {
-        snprintf(xpn, sizeof xpn, "xp%d", li);
-        xs = xpn;
-    }
-    LINE(1, "# layer %d (self.%s): implicit GEMM, K = taps * ICG. The weights packed once into", li,
-         c->layer);
-    LINE(1, "# MR-row panels, k-major: wp[g, panel, tap * ICG + c, i]");
+    LINE(1, "# the weights packed once into MR-row panels, k-major: wp[g, panel, tap * ICG + c, i]");
     LINE(1, "wp%d = alloc([G%d, ceil(OCG%d, MR), KD%d * KH%d * KW%d * ICG%d, MR], llm_hint=[\"slow\"])", li,
          li, li, li, li, li, li);
     LINE(1, "@llm_hint(\"parallel\", \"coreidx\")");
@@ -287,6 +285,19 @@ static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const c
             "%% KH%d, tp %% KW%d] -> wt, mask=lt(rows[:, None] + wq * MR, OCG%d))",
          li, li, li, li, li, li, li, li, li);
     LINE(3, "store(transpose(wt) -> wp%d[wg, wq, tp * ICG%d:tp * ICG%d + ICG%d, :])", li, li, li, li);
+}
+
+static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const char *src,
+                       const char *dst)
+{
+    const char *xs = src;
+    char xpn[16];
+    if (c->padded) {
+        snprintf(xpn, sizeof xpn, "xp%d", li);
+        xs = xpn;
+    }
+    LINE(1, "# layer %d (self.%s): implicit GEMM, K = taps * ICG", li, c->layer);
+    pack_weights(b, li);
     LINE(1, "# one output row per task; per group and NB outputs of the row, the input rows of");
     LINE(1, "# every tap gathered once into a [taps * ICG, NB] panel (contiguous reads); then per");
     LINE(1, "# NR columns of it (they stay in L1) every MR-channel panel of the weights runs over");
@@ -335,6 +346,53 @@ static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const c
     LINE(7, "@llm_hint(\"vectorize\", \"simd\", 8)");
     LINE(7, "gemm(wa, xb, acc, trans_a=True)");
     gemm_epilogue(b, c, li, 6, dst);
+}
+
+/* A 1x1 layer with unit stride and no padding reading the model's input and writing its
+ * output: per image and group one GEMM over the flattened spatial positions,
+ * y[n] (OCG x ISP) = W (OCG x ICG) x[n] (ICG x ISP); the input's channel rows are read in
+ * place (NR consecutive positions each), no panel is packed. */
+static void pointwise_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const char *src,
+                            const char *dst)
+{
+    LINE(1, "# layer %d (self.%s): 1x1, a GEMM per image and group over the flattened positions", li,
+         c->layer);
+    pack_weights(b, li);
+    LINE(1, "# a task is NB positions of one image and group; per NR of them (they stay in L1)");
+    LINE(1, "# every MR-channel panel of the weights runs over them, an [MR, NR] accumulator in");
+    LINE(1, "# registers over all of ICG");
+    LINE(1, "@llm_hint(\"parallel\", \"coreidx\")");
+    LINE(1, "for zq in range(0, N * G%d * ceil(ISP%d, NB%d)):", li, li, li);
+    LINE(2, "n = zq // (G%d * ceil(ISP%d, NB%d))", li, li, li);
+    LINE(2, "g = zq // ceil(ISP%d, NB%d) %% G%d", li, li, li);
+    LINE(2, "q0 = zq %% ceil(ISP%d, NB%d) * NB%d", li, li, li);
+    LINE(2, "nc = min(NB%d, ISP%d - q0)", li, li);
+    LINE(2, "for j in range(0, nc, NR):");
+    LINE(3, "for p in range(0, ceil(OCG%d, MR)):", li);
+    LINE(4, "acc = alloc([MR, NR], llm_hint=[\"fastest\", \"accumulator\", \"init_zero\"])");
+    LINE(4, "for c0 in range(0, ICG%d, KC):", li);
+    LINE(5, "kc = min(KC, ICG%d - c0)", li);
+    LINE(5, "wa = alloc([kc, MR])");
+    LINE(5, "load(wp%d[g, p, c0:c0 + kc, :] -> wa)", li);
+    LINE(5, "xb = alloc([kc, NR])");
+    LINE(5, "load(%s[n, g * ICG%d + c0:g * ICG%d + c0 + kc, q0 + j:q0 + j + NR] -> xb)", src, li, li);
+    LINE(5, "@llm_hint(\"vectorize\", \"simd\", 8)");
+    LINE(5, "gemm(wa, xb, acc, trans_a=True)");
+    const char *region = "[n, g * OCG%d + p * MR:g * OCG%d + p * MR + MR, q0 + j:q0 + j + NR]";
+    char reg[200];
+    snprintf(reg, sizeof reg, region, li, li);
+    if (c->bias) {
+        LINE(4, "bt = alloc([MR, 1])");
+        LINE(4, "load(bias%d[g * OCG%d + p * MR:g * OCG%d + p * MR + MR] -> bt)", li, li, li);
+        LINE(4, "o = add(acc, bt)");
+    } else {
+        LINE(4, "o = acc");
+    }
+    LINE(4, "if p * MR + MR <= OCG%d:", li);
+    LINE(5, "store(o -> %s%s)", dst, reg);
+    LINE(4, "else:");
+    LINE(5, "rows = arange(0, MR)");
+    LINE(5, "store(o -> %s%s, mask=lt(rows[:, None] + p * MR, OCG%d))", dst, reg, li);
 }
 
 static void depthwise_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const char *src,
@@ -470,6 +528,8 @@ char *akg_conv_sketch(const akg_conv_spec *s)
             transposed_layer(b, c, li, src, dst);
         else if (c->algo == CONV_DEPTHWISE)
             depthwise_layer(b, c, li, src, dst);
+        else if (c->algo == CONV_POINTWISE)
+            pointwise_layer(b, c, li, src, dst);
         else
             gemm_layer(b, c, li, src, dst);
     }

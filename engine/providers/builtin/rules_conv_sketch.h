@@ -6,7 +6,10 @@
 
 #include <stdbool.h>
 
-typedef enum { CONV_GEMM, CONV_DEPTHWISE, CONV_TRANSPOSED } akg_conv_algorithm;
+/* GEMM: implicit GEMM over output rows; POINTWISE: a 1x1 layer (unit stride, no padding) that
+ * is the only layer, as a GEMM over flattened positions; DEPTHWISE: one input channel per
+ * group, direct; TRANSPOSED: a GEMM then col2im. */
+typedef enum { CONV_GEMM, CONV_DEPTHWISE, CONV_TRANSPOSED, CONV_POINTWISE } akg_conv_algorithm;
 
 /* One layer as the rules read it: the design is specialised to its channels and window (the
  * sketch's bind: items check them in ModelNew); the input's sizes are read at run time. */
