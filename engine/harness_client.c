@@ -226,12 +226,17 @@ static void on_worker_exit(uv_process_t *p, int64_t status, int term_signal)
         akg_buf_appendf(&msg, " while running %s", op ? op : "a request");
         akg_buf_puts(&msg, "; last stderr lines:");
         stderr_tail_text(w, &msg);
-        answer_error(cur, "crash", msg.data);
+        answer_error(cur, "crash",
+                     akg_buf_status(&msg) ? "the harness worker died (out of memory describing it)"
+                                          : msg.data);
     } else if (was_starting && !pool->closing) {
         akg_buf_appendf(&msg, " before it was ready (interpreter %s); last stderr lines:",
                         pool->python);
         stderr_tail_text(w, &msg);
-        fail_queue(pool, "crash", msg.data);
+        fail_queue(pool, "crash",
+                   akg_buf_status(&msg) ? "the harness worker died before it was ready (out of "
+                                          "memory describing it)"
+                                        : msg.data);
     }
     akg_buf_free(&msg);
     if (!pool->closing)
@@ -341,8 +346,12 @@ static void on_stderr(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     proc_inst *w = s->data;
     if (nread > 0) {
-        if (akg_buf_append(&w->errbuf, buf->base, (size_t)nread) != AKG_OK)
-            akg_buf_consume(&w->errbuf, w->errbuf.len);
+        if (akg_buf_append(&w->errbuf, buf->base, (size_t)nread) != AKG_OK) {
+            /* a line past the cap (or no memory): drop what is held and start afresh, since
+             * a failed buffer stays failed */
+            akg_buf_free(&w->errbuf);
+            akg_buf_init(&w->errbuf, 1 << 20);
+        }
         char *nl;
         while ((nl = memchr(w->errbuf.data, '\n', w->errbuf.len))) {
             size_t n = (size_t)(nl - w->errbuf.data);

@@ -73,7 +73,9 @@ static cJSON *markdown_hover(akg_buf *b, cJSON *range)
     cJSON *h = cJSON_CreateObject();
     cJSON *c = cJSON_AddObjectToObject(h, "contents");
     cJSON_AddStringToObject(c, "kind", "markdown");
-    cJSON_AddStringToObject(c, "value", b->data ? b->data : "");
+    cJSON_AddStringToObject(c, "value", akg_buf_status(b) ? "*(this hover did not fit in memory)*"
+                                        : b->data      ? b->data
+                                                       : "");
     if (range)
         cJSON_AddItemToObject(h, "range", range);
     akg_buf_free(b);

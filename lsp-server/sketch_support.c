@@ -206,7 +206,7 @@ static char *lookup_reference(const char *md, size_t len, const char *name)
                     free(cell);
                     c = next + 1;
                 }
-                return akg_buf_steal(&b);
+                return akg_buf_take(&b);
             }
         } else if (n > 1 && line[0] == '#') {
             const char *h = line;
@@ -231,7 +231,7 @@ static char *lookup_reference(const char *md, size_t len, const char *name)
                 akg_buf_appendf(&b, "**%s**\n\n", head ? head : name);
                 free(head);
                 akg_buf_append(&b, body, blen);
-                return akg_buf_steal(&b);
+                return akg_buf_take(&b);
             }
         }
         line = eol + 1;
@@ -299,7 +299,7 @@ static char *lookup_prose(const char *md, size_t len, const char *name)
                         akg_buf_appendf(&b, "`%.*s`\n\n", (int)(close - tick - 1), tick + 1);
                         akg_buf_append(&b, para, plen);
                         akg_buf_puts(&b, "\n\n*Unified Sketch language reference*");
-                        return akg_buf_steal(&b);
+                        return akg_buf_take(&b);
                     }
                     tick = memchr(close + 1, '`', (size_t)(stop - close - 1));
                 }

@@ -8,6 +8,9 @@
 #include "akg/akg.h"
 #include "akg/child.h"
 
+/* what a child may print before the rest is dropped */
+#define OUTPUT_CAP ((size_t)1 << 20)
+
 struct akg_child {
     uv_process_t proc;
     uv_pipe_t out, err;
@@ -41,8 +44,11 @@ static void maybe_finish(akg_child *c)
     uv_timer_stop(&c->timer);
     if (c->truncated)
         akg_buf_puts(&c->output, "\n[output truncated at 1 MiB]\n");
-    akg_child_result r = {1, (int)c->exit_status, c->term_signal, c->timed_out, c->cancelled,
-                          c->output.data ? c->output.data : ""};
+    /* a failed append (out of memory) leaves no partial text to pass for the whole */
+    const char *text = akg_buf_status(&c->output) ? "[the output was lost: out of memory]"
+                       : c->output.data           ? c->output.data
+                                                  : "";
+    akg_child_result r = {1, (int)c->exit_status, c->term_signal, c->timed_out, c->cancelled, text};
     if (c->cb)
         c->cb(&r, c->user);
     uv_close((uv_handle_t *)&c->proc, on_closed);
@@ -71,8 +77,13 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
     akg_child *c = s->data;
     if (n > 0) {
-        if (akg_buf_append(&c->output, buf->base, (size_t)n) != AKG_OK)
+        /* keep the first OUTPUT_CAP bytes; the buffer's limit leaves room for the note */
+        size_t room = c->output.len < OUTPUT_CAP ? OUTPUT_CAP - c->output.len : 0;
+        size_t take = (size_t)n < room ? (size_t)n : room;
+        if (take < (size_t)n)
             c->truncated = 1;
+        if (take)
+            akg_buf_append(&c->output, buf->base, take); /* a failure is sticky: checked at the end */
     } else if (n < 0) {
         c->out_done++;
         uv_read_stop(s);
@@ -103,7 +114,7 @@ int akg_child_run(uv_loop_t *loop, char *const argv[], const char *cwd, double t
     akg_child *c = calloc(1, sizeof *c);
     if (!c)
         return AKG_ENOMEM;
-    akg_buf_init(&c->output, 1 << 20);
+    akg_buf_init(&c->output, OUTPUT_CAP + 64);
     c->cb = cb;
     c->user = user;
     uv_pipe_init(loop, &c->out, 0);

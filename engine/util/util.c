@@ -148,6 +148,15 @@ char *akg_buf_steal(akg_buf *b)
     return p;
 }
 
+char *akg_buf_take(akg_buf *b)
+{
+    if (akg_buf_status(b)) {
+        akg_buf_free(b);
+        return NULL;
+    }
+    return akg_buf_steal(b);
+}
+
 void akg_buf_free(akg_buf *b)
 {
     free(b->data);

@@ -63,6 +63,9 @@ void akg_buf_consume(akg_buf *b, size_t n); /* drop the first n bytes */
 int akg_buf_status(const akg_buf *b);
 /* Gives the data to the caller (free() it) and resets the buffer. */
 char *akg_buf_steal(akg_buf *b);
+/* The whole text for the caller (free() it), or NULL when an append failed (the buffer is
+ * freed either way): a partial text is never taken for a whole one. */
+char *akg_buf_take(akg_buf *b);
 void akg_buf_free(akg_buf *b);
 
 /* Reads a whole file (at most limit bytes) into a malloc'd NUL-terminated

@@ -624,7 +624,8 @@ static void name_design(akg_design *d)
             break;
         count++;
     }
-    snprintf(d->op_name, sizeof d->op_name, "%s", name.data ? name.data : "pointwise");
+    snprintf(d->op_name, sizeof d->op_name, "%s",
+             akg_buf_status(&name) == AKG_OK && name.data ? name.data : "pointwise");
     akg_buf_free(&name);
 }
 
