@@ -70,28 +70,42 @@ int akg_store_open(const char *path, akg_store **out, char *err, size_t errlen)
         sqlite3_close(db);
         return rc;
     }
-    sqlite3_stmt *st;
-    int version = 0;
-    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            version = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-    }
-    if (version > SCHEMA_VERSION) {
-        sqlite3_close(db);
-        return akg_fail(err, errlen, AKG_EDB,
-                        "store %s has schema version %d, newer than this akg (%d)", path, version,
-                        SCHEMA_VERSION);
-    }
-    for (int v = version; v < SCHEMA_VERSION; v++) {
+    /* Each migration runs in its own write transaction, and the version is read inside it:
+     * two processes opening a new store at once take turns, and the second finds the work
+     * done. */
+    for (;;) {
+        if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK) {
+            int rc = akg_fail(err, errlen, AKG_EDB, "store %s: cannot lock it to migrate: %s", path,
+                              msg ? msg : "?");
+            sqlite3_free(msg);
+            sqlite3_close(db);
+            return rc;
+        }
+        sqlite3_stmt *st;
+        int version = 0;
+        if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW)
+                version = sqlite3_column_int(st, 0);
+            sqlite3_finalize(st);
+        }
+        if (version > SCHEMA_VERSION) {
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            sqlite3_close(db);
+            return akg_fail(err, errlen, AKG_EDB,
+                            "store %s has schema version %d, newer than this akg (%d)", path,
+                            version, SCHEMA_VERSION);
+        }
+        if (version == SCHEMA_VERSION) {
+            sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+            break;
+        }
         char pragma[64];
-        snprintf(pragma, sizeof pragma, "PRAGMA user_version=%d;", v + 1);
-        if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
-            sqlite3_exec(db, migrations[v], NULL, NULL, &msg) != SQLITE_OK ||
+        snprintf(pragma, sizeof pragma, "PRAGMA user_version=%d;", version + 1);
+        if (sqlite3_exec(db, migrations[version], NULL, NULL, &msg) != SQLITE_OK ||
             sqlite3_exec(db, pragma, NULL, NULL, &msg) != SQLITE_OK ||
             sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
             int rc = akg_fail(err, errlen, AKG_EDB, "store %s: migration %d failed: %s", path,
-                              v + 1, msg ? msg : "?");
+                              version + 1, msg ? msg : "?");
             sqlite3_free(msg);
             sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
             sqlite3_close(db);

@@ -1,7 +1,10 @@
 /* test_store.c: the SQLite store on a real file: migrations, runs, candidates,
- * latest results per target, staleness, recovery after a crash. */
+ * latest results per target, staleness, recovery after a crash, processes that
+ * create one store at once. */
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "akg/akg.h"
@@ -71,6 +74,31 @@ int main(void)
     sqlite3_close(db);
     CHECK(akg_store_open(path, &s, err, sizeof err) == AKG_EDB);
     CHECK_CONTAINS(err, "newer than this akg");
+
+    /* processes that open one new store at once all succeed: the migrations take turns */
+    for (int round = 0; round < 5; round++) {
+        char fresh[300];
+        snprintf(fresh, sizeof fresh, "%s/race%d.db", dir, round);
+        pid_t kids[6];
+        for (int k = 0; k < 6; k++) {
+            kids[k] = fork();
+            if (kids[k] == 0) {
+                akg_store *c = NULL;
+                char e[256];
+                int rc = akg_store_open(fresh, &c, e, sizeof e);
+                if (rc == AKG_OK)
+                    akg_store_close(c);
+                else
+                    fprintf(stderr, "store race: %s\n", e);
+                _exit(rc == AKG_OK ? 0 : 1);
+            }
+        }
+        for (int k = 0; k < 6; k++) {
+            int st = 0;
+            CHECK(kids[k] > 0 && waitpid(kids[k], &st, 0) == kids[k]);
+            CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        }
+    }
 
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

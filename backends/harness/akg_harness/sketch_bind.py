@@ -62,7 +62,7 @@ class Binding:
         out: Dict[int, torch.Tensor] = {}
         for ob in self.outputs:
             data = self.tensors[ob.tensor].reshape(ob.shape)
-            t = torch.from_numpy(np.ascontiguousarray(data).copy())
+            t = torch.from_numpy(np.array(data, copy=True))  # keeps a 0-d leaf 0-d
             out[ob.leaf] = t.to(TORCH_DTYPES[ob.dtype]) if ob.dtype == "bf16" else t
         return out
 

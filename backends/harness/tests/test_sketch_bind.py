@@ -96,6 +96,29 @@ class BindTest(unittest.TestCase):
         binding = bind(ir, Pool(2, 2), [2], [torch.randn(1, 1, 6, 6)])
         self.assertEqual(binding.symbols["S"], 2)
 
+    def test_a_scalar_output_stays_0_d(self) -> None:
+        class Total(nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return x.sum()
+
+        ir = sketch_ir("""sketch total {
+  symbols: N;
+  tensors: x[N]: f32; y[1]: f32;
+  bind: x = input("x", [N]), y = output(0, [])
+
+  t = alloc([N])
+  load(x[0:N] -> t)
+  store(reduce_sum(t, axis=0) -> y[0:1])
+}
+""")
+        x = torch.randn(11)
+        binding = bind(ir, Total(), [], [x])
+        run(ir, binding.tensors, binding.symbols, binding.params)
+        leaf = binding.output_leaves()[0]
+        self.assertEqual(leaf.shape, torch.Size([]))
+        check_outputs(binding, [Total()(x)])
+        torch.testing.assert_close(leaf, x.sum())
+
     def test_a_default_argument_of_forward(self) -> None:
         ir = sketch_ir(POOL)
         binding = bind(ir, Pool(2), [2], [torch.randn(1, 1, 4, 4)])

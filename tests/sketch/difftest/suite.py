@@ -1,0 +1,483 @@
+"""The suite differential test: every sketch the built-in Designer writes for the operator suite
+(bench/ops/<family>/<op>.py), run by the reference interpreter and as the C++ kernel
+`akg_cli sketch emit` lowers, on small shapes, with every tensor compared.
+
+    suite.py [--akg-cli build/akg_cli] [--work DIR] [--ops FILTER ...]
+
+Stages, each spread over ``--jobs`` processes (2 by default: one machine's worth):
+
+1. Designs: `akg_cli op --workflow design_only --design-check off` per operator writes
+   WORK/<op>/sketch.sketch (the probe runs the reference in the harness). An operator the
+   Designer writes no sketch for is a failure (``refused``), not a skip.
+2. Cases (suite_cases.py, in worker processes that import torch): the model built as
+   ``get_init_inputs()`` says, the smallest input case shrunk to small, ragged extents (two
+   cases: ``tiny`` and ``ragged``), the sketch bound to them (``sketch_bind.bind``) and run by the
+   interpreter; the interpreter's outputs are also compared with the reference's by verify's
+   rules: a difference there is the design's error, reported in a column of its own.
+3. Kernels: lowered (`akg_cli sketch emit --backend cpu --dsl cpp`), built many to a compiler call
+   with the product's flags (backends/cpu/cpp/config.yaml, ``compiler.flags``) by difftest's
+   kernels.py, and called through the kernel ABI in a child process on a copy of the same
+   starting tensors (outputs poisoned as verify poisons them); every sketch tensor, inputs and
+   outputs alike, compared by difftest's rules (values.py).
+
+Per operator one line (its cases' shrunk input shapes and the outcome), then a table by family,
+the time of each stage and of the whole run. Failures are saved under WORK/failures/: the sketch,
+the kernel, the starting tensors and forward's shrunk inputs (NAME.CASE.npz) and a note.
+
+Exit status: 0 every operator was designed, lowered, built and matched on every case; 1 otherwise
+(a design error alone does not fail the run: it is not the lowering's); 2 usage; 77 akg_cli,
+its `sketch emit` or PyTorch is missing (CTest's skip code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.join(ROOT, "backends", "harness"))
+sys.path.insert(0, HERE)
+
+import numpy as np  # noqa: E402
+
+import kernels  # noqa: E402
+import values  # noqa: E402
+
+SKIP = 77
+OPS_DIR = os.path.join(ROOT, "bench", "ops")
+CONFIG = os.path.join(ROOT, "backends", "cpu", "cpp", "config.yaml")
+# a sketch that lowers, to find out before any design whether this build has `sketch emit`
+EMIT_PROBE = os.path.join(ROOT, "tests", "sketch", "fixtures", "valid", "layernorm.sketch")
+DESIGN_TIMEOUT = 300.0
+WORK_MARKER = ".akg-sketch-difftest-suite"  # a work folder with it may be emptied by the next run
+KERNEL_TIMEOUT = 30.0
+
+# Outcomes of an operator, worst first; the table's columns. ``design_error`` is separate.
+PASSED = "pass"
+OUTCOMES = ("refused", "not_run", "build_error", "kernel_failed", "mismatch", PASSED)
+OUTCOME_HELP = {
+    "refused": "the Designer wrote no sketch, the sketch does not check, or sketch emit refused it",
+    "not_run": "no case could be run: the sketch does not bind, the interpreter rejected it or ran out of budget",
+    "build_error": "the emitted C++ does not compile",
+    "kernel_failed": "the kernel crashed, hung or returned non-zero",
+    "mismatch": "kernel and interpreter differ on some tensor",
+    PASSED: "every case matched",
+}
+
+
+@dataclass
+class CaseOutcome:
+    name: str  # tiny, ragged
+    shapes: List[List[int]]
+    outcome: str = "pending"
+    detail: str = ""
+    design: str = ""
+    symbols: Dict[str, int] = field(default_factory=dict)
+    params: Dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Op:
+    """One operator through the test."""
+
+    index: int
+    family: str
+    name: str
+    reference: str
+    sketch: str = ""
+    ir: Optional[Dict[str, Any]] = None
+    source: str = ""  # the emitted kernel
+    outcome: str = "pending"
+    detail: str = ""
+    original: List[List[int]] = field(default_factory=list)
+    cases: List[CaseOutcome] = field(default_factory=list)
+    prepared: Any = None  # suite_cases.OpCases
+
+    @property
+    def label(self) -> str:
+        return f"{self.family}/{self.name}"
+
+    def fail(self, outcome: str, detail: str) -> None:
+        """Keeps the worst outcome (OUTCOMES order) and its detail."""
+        if self.outcome == "pending" or OUTCOMES.index(outcome) < OUTCOMES.index(self.outcome):
+            self.outcome, self.detail = outcome, detail
+
+    def design_errors(self) -> List[CaseOutcome]:
+        return [c for c in self.cases if c.design and not c.design.startswith("ok")]
+
+
+def find_akg_cli(given: Optional[str]) -> Optional[str]:
+    """The akg_cli given (None when it is not an executable), else $AKG_CLI, else build/akg_cli."""
+    if given:
+        return given if os.path.isfile(given) and os.access(given, os.X_OK) else None
+    for candidate in (os.environ.get("AKG_CLI"), os.path.join(ROOT, "build", "akg_cli")):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def product_flags(path: str = CONFIG) -> List[str]:
+    """``compiler.flags`` of the C++ backend's config.yaml (a one-line YAML list)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"^\s*flags:\s*\[([^\]]*)\]", text, re.MULTILINE)
+    if not m:
+        raise SystemExit(f"{path}: no `flags: [...]` line under compiler:")
+    return [x.strip().strip("'\"") for x in m.group(1).split(",") if x.strip()]
+
+
+def discover(filters: Sequence[str]) -> List[Op]:
+    ops: List[Op] = []
+    for family in sorted(os.listdir(OPS_DIR)):
+        folder = os.path.join(OPS_DIR, family)
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(n for n in os.listdir(folder) if n.endswith(".py") and not n.startswith("_")):
+            label = f"{family}/{name[:-3]}"
+            if filters and not any(f in label for f in filters):
+                continue
+            ops.append(Op(len(ops), family, name[:-3], os.path.join(folder, name)))
+    return ops
+
+
+# ---- stage 1: designs -----------------------------------------------------------------------------------
+
+
+def design_one(akg_cli: str, op: Op, work: str, seed: int) -> None:
+    out = os.path.join(work, op.name)
+    shutil.rmtree(out, ignore_errors=True)
+    argv = [akg_cli, "op", "--workflow", "design_only", "--design-check", "off", "--quiet", "--seed", str(seed),
+            "--python", sys.executable, "--output", out, "--store", os.path.join(work, "store.db"), op.reference]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=DESIGN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        op.fail("refused", f"the Designer did not finish in {DESIGN_TIMEOUT:g} s")
+        return
+    path = os.path.join(out, "sketch.sketch")
+    if proc.returncode == 0 and os.path.isfile(path):
+        op.sketch = path
+        return
+    why = (proc.stderr.strip() or proc.stdout.strip() or f"exit status {proc.returncode}").splitlines()
+    op.fail("refused", f"the Designer wrote no sketch (akg_cli op exit {proc.returncode}): " + " | ".join(why[-4:]))
+
+
+def reuse_design(op: Op, folder: str) -> None:
+    path = os.path.join(folder, op.name, "sketch.sketch")
+    if os.path.isfile(path):
+        op.sketch = path
+    else:
+        op.fail("refused", f"--sketches: {path} does not exist")
+
+
+def json_forms(akg_cli: str, ops: Sequence[Op]) -> None:
+    todo = [op for op in ops if op.sketch]
+    if not todo:
+        return
+    proc = subprocess.run([akg_cli, "sketch", "json", *[op.sketch for op in todo]], capture_output=True, text=True)
+    lines = proc.stdout.splitlines()
+    if proc.returncode == 0 and len(lines) == len(todo):
+        for op, line in zip(todo, lines):
+            op.ir = json.loads(line)
+        return
+    for op in todo:
+        one = subprocess.run([akg_cli, "sketch", "json", op.sketch], capture_output=True, text=True)
+        if one.returncode == 0:
+            op.ir = json.loads(one.stdout)
+        else:
+            op.fail("refused", "the Designer's sketch does not check: " + one.stderr.strip())
+
+
+# ---- stage 2: cases -------------------------------------------------------------------------------------
+
+
+def prepare_all(ops: Sequence[Op], seed: int, jobs: int) -> None:
+    import suite_cases  # torch: imported only here, after the usage checks
+
+    todo = [op for op in ops if op.ir is not None]
+    # the convolutions first: they take longest, and the pool then ends evenly
+    todo.sort(key=lambda op: (op.family != "conv", op.index))
+    work = [(op.name, op.reference, op.ir, seed) for op in todo]
+    by_name = {op.name: op for op in todo}
+    if jobs > 1 and len(work) > 1:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            results = list(pool.imap_unordered(suite_cases.call_in_worker, work))
+    else:
+        results = [suite_cases.call_in_worker(w) for w in work]
+    for res in results:
+        op = by_name[res.op]
+        op.prepared, op.original = res, res.original
+        if res.error:
+            op.fail("not_run", res.error)
+            continue
+        for c in res.cases:
+            case = CaseOutcome(c.ladder, c.shapes, design=c.design, symbols=c.symbols, params=c.params)
+            op.cases.append(case)
+            if c.status != "ok":
+                case.outcome, case.detail = "not_run", f"{c.status}: {c.detail}"
+                op.fail("not_run", f"case {c.ladder}: {c.status}: {c.detail}")
+
+
+# ---- stage 3: kernels -----------------------------------------------------------------------------------
+
+
+def lower_build_run(ops: Sequence[Op], akg_cli: str, work: str, cxx: str, extra: Sequence[str],
+                    jobs: int) -> Tuple[Optional[str], Dict[str, float]]:
+    """Lowers, builds and calls every operator with a case to run; returns a reason to skip the
+    whole test when `akg_cli sketch emit` is missing (else None) and the stage times."""
+    times: Dict[str, float] = {}
+    todo = [op for op in ops if op.ir is not None and op.outcome != "refused"]
+    if not todo:
+        return None, times
+    t0 = time.monotonic()
+    emitted = kernels.emit_all(akg_cli, [op.sketch for op in todo], jobs)
+    if any(e.status == kernels.EMIT_MISSING for e in emitted):
+        missing = next(e for e in emitted if e.status == kernels.EMIT_MISSING)
+        return missing.diagnostics or "akg_cli sketch emit is not available", times
+    sources: List[Tuple[int, str]] = []
+    for op, em in zip(todo, emitted):
+        if em.status == kernels.EMIT_OK:
+            op.source = em.source
+            sources.append((op.index, em.source))
+            os.makedirs(os.path.join(work, op.name), exist_ok=True)
+            with open(os.path.join(work, op.name, "kernel.cpp"), "w", encoding="utf-8") as f:
+                f.write(em.source)
+        else:
+            op.fail("refused", "sketch emit refused the sketch: " + em.diagnostics)
+    t1 = time.monotonic()
+    batch = max(1, -(-len(sources) // max(1, jobs)))  # one unit a job
+    built = kernels.build(sources, os.path.join(work, "build"), cxx, extra, batch, jobs)
+    t2 = time.monotonic()
+    calls: List[kernels.Call] = []
+    called: List[Tuple[Op, CaseOutcome, Any]] = []
+    by_index = {op.index: op for op in todo}
+    for kernel_id, _ in sources:
+        op = by_index[kernel_id]
+        if kernel_id in built.errors:
+            op.fail("build_error", built.errors[kernel_id])
+            continue
+        assert op.ir is not None
+        for case, prepared in zip(op.cases, op.prepared.cases):
+            if case.outcome == "not_run":
+                continue
+            tensors = [values.abi_array(prepared.start[t["name"]].copy(), t["dtype"]) for t in op.ir["tensors"]]
+            calls.append(kernels.Call(kernel_id, built.library[kernel_id], tensors,
+                                      [prepared.symbols[s] for s in op.ir["symbols"]],
+                                      [prepared.params[p["name"]] for p in op.ir["params"]]))
+            called.append((op, case, prepared))
+    results = kernels.run_calls(calls, KERNEL_TIMEOUT)
+    for (op, case, prepared), res in zip(called, results):
+        if res.status != "ok":
+            case.outcome, case.detail = "kernel_failed", res.detail
+            op.fail("kernel_failed", f"case {case.name}: {res.detail}")
+            continue
+        assert op.ir is not None and res.tensors is not None
+        got = {t["name"]: values.from_abi(buf, t["dtype"]) for t, buf in zip(op.ir["tensors"], res.tensors)}
+        mismatches = values.compare_all(op.ir, prepared.expected, got)
+        if mismatches:
+            case.outcome = "mismatch"
+            case.detail = "; ".join(f"tensor '{m.tensor}': {m.detail}" for m in mismatches)
+            op.fail("mismatch", f"case {case.name}: {case.detail}")
+        else:
+            case.outcome = PASSED
+    for op in todo:
+        if op.outcome == "pending" and op.cases and all(c.outcome == PASSED for c in op.cases):
+            op.outcome = PASSED
+    times.update(lowering=t1 - t0, building=t2 - t1, calling=time.monotonic() - t2)
+    return None, times
+
+
+# ---- report ---------------------------------------------------------------------------------------------
+
+
+def _shapes(shapes: List[List[int]]) -> str:
+    return " ".join("[" + ",".join(str(d) for d in s) + "]" for s in shapes) or "-"
+
+
+def op_line(op: Op) -> str:
+    parts = [f"{op.label:<40} {op.outcome:<13}"]
+    if op.original:
+        parts.append(f"from {_shapes(op.original)}:")
+    for c in op.cases:
+        design = "" if c.design.startswith("ok") or not c.design else ", DESIGN ERROR"
+        parts.append(f"{c.name} {_shapes(c.shapes)} {c.outcome}{design};")
+    line = " ".join(parts).rstrip(";")
+    failed_cases = [c for c in op.cases if c.detail]
+    for c in failed_cases:
+        line += f"\n    {c.name}: {c.outcome}: " + c.detail.replace("\n", "\n    ")[:1500]
+    if op.outcome not in (PASSED, "pending") and not failed_cases:
+        line += "\n    " + op.detail.replace("\n", "\n    ")[:1500]
+    for c in op.design_errors():
+        line += f"\n    design error ({c.name}): {c.design[:800]}"
+    return line
+
+
+def save_failure(work: str, op: Op, seed: int) -> str:
+    folder = os.path.join(work, "failures")
+    os.makedirs(folder, exist_ok=True)
+    if op.sketch:
+        shutil.copyfile(op.sketch, os.path.join(folder, f"{op.name}.sketch"))
+    if op.source:
+        with open(os.path.join(folder, f"{op.name}.cpp"), "w", encoding="utf-8") as f:
+            f.write(op.source)
+    prepared = op.prepared.cases if op.prepared is not None else []
+    for c in prepared:
+        arrays = {f"start/{k}": v for k, v in c.start.items()}
+        arrays.update({f"arg{i}": np.asarray(a) for i, a in enumerate(c.args) if isinstance(a, np.ndarray)})
+        if arrays:
+            np.savez(os.path.join(folder, f"{op.name}.{c.ladder}.npz"), **arrays)
+    note = os.path.join(folder, f"{op.name}.txt")
+    with open(note, "w", encoding="utf-8") as f:
+        f.write(f"op: {op.label} ({op.reference})\noutcome: {op.outcome}\n{op.detail}\n\n")
+        f.write(f"forward's inputs (smallest case): {_shapes(op.original)}\n")
+        for c in op.cases:
+            f.write(f"\ncase {c.name}: inputs {_shapes(c.shapes)}: {c.outcome}\n  symbols: {c.symbols}\n"
+                    f"  params: {c.params}\n  design: {c.design}\n")
+            if c.detail:
+                f.write(f"  {c.detail}\n")
+        f.write(f"\nfiles: {op.name}.sketch (the design), {op.name}.cpp (the kernel), {op.name}.CASE.npz "
+                f"(start/NAME: the sketch's tensors before the run, argI: forward's inputs)\n"
+                f"again (this design): {os.path.relpath(__file__, ROOT)} --ops {op.label} --seed {seed} "
+                f"--sketches {os.path.dirname(os.path.dirname(op.sketch)) or work} --work /tmp/again\n")
+    return note
+
+
+def report(ops: Sequence[Op], work: str, seed: int, times: Dict[str, float], seconds: float, cpu: float) -> int:
+    print()
+    for op in ops:
+        if op.outcome == "pending":  # nothing failed, yet not every case passed
+            op.fail("not_run", "no case ran to the end")
+        for c in op.cases:
+            if c.outcome == "pending":
+                c.outcome = "not called"
+        print(op_line(op))
+    families = sorted({op.family for op in ops})
+    print(f"\n| family | ops | {' | '.join(OUTCOMES[::-1])} | design error |")
+    print("| --- | ---: | " + " | ".join("---" for _ in OUTCOMES) + " | --- |")
+    for fam in families + ["all"]:
+        group = [op for op in ops if fam in ("all", op.family)]
+        cells = []
+        for outcome in OUTCOMES[::-1]:
+            names = [op.name for op in group if op.outcome == outcome]
+            cells.append(str(len(names)) if outcome == PASSED or fam == "all" or not names
+                         else f"{len(names)}: {', '.join(names)}")
+        design = [op.name for op in group if op.design_errors()]
+        cells.append(str(len(design)) if fam == "all" or not design else f"{len(design)}: {', '.join(design)}")
+        print(f"| {fam} | {len(group)} | " + " | ".join(cells) + " |")
+    print("\n" + "\n".join(f"{k}: {v}" for k, v in OUTCOME_HELP.items()) +
+          "\ndesign error: the interpreter's outputs differ from the reference's by verify's rules (the design's "
+          "error, not the lowering's; it does not fail the run)")
+    failing = [op for op in ops if op.outcome != PASSED or op.design_errors()]
+    for op in failing:
+        save_failure(work, op, seed)
+    stages = ", ".join(f"{k} {v:.1f} s" for k, v in times.items())
+    passed = sum(op.outcome == PASSED for op in ops)
+    print(f"\nsketch difftest suite: {passed} of {len(ops)} operators passed; {stages}; total {seconds:.1f} s wall, "
+          f"{cpu:.1f} s CPU")
+    slowest = max(((c.interp_seconds, op.label, c.ladder) for op in ops if op.prepared is not None
+                   for c in op.prepared.cases), default=None)
+    if slowest is not None:
+        print(f"slowest interpretation: {slowest[1]} ({slowest[2]}) {slowest[0]:.1f} s")
+    if failing:
+        print(f"failures saved under {os.path.join(work, 'failures')}/ (NAME.sketch, NAME.cpp, NAME.CASE.npz, NAME.txt)")
+    return 0 if passed == len(ops) else 1
+
+
+def cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description="the sketch differential test on the operator suite's designs")
+    parser.add_argument("--akg-cli", help="akg_cli to use (default: $AKG_CLI, then build/akg_cli)")
+    parser.add_argument("--work", default=None, help="work folder (default: a fresh one under /tmp)")
+    parser.add_argument("--ops", nargs="*", default=[], help="only operators whose family/name contains one of these")
+    parser.add_argument("--sketches", help="take WORK/<op>/sketch.sketch from this folder (an earlier run's work "
+                                           "folder) instead of running the Designer")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the probe, the weights and the inputs")
+    parser.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
+    parser.add_argument("--cxxflags", default="", help="compiler flags added to the product's")
+    parser.add_argument("--jobs", type=int, default=2, help="processes a stage (the Designer runs at most 2)")
+    args = parser.parse_args(argv)
+    start, cpu0 = time.monotonic(), cpu_seconds()
+    akg_cli = find_akg_cli(args.akg_cli)
+    if akg_cli is None:
+        where = f"{args.akg_cli} is not an executable" if args.akg_cli else "pass --akg-cli or set AKG_CLI"
+        print(f"sketch difftest suite skipped: akg_cli not found ({where})")
+        return SKIP
+    try:
+        import torch  # noqa: F401  (the harness's binding and the references need it)
+    except ImportError as exc:
+        print(f"sketch difftest suite skipped: {sys.executable} cannot import torch ({exc})")
+        return SKIP
+    probe = kernels.emit(akg_cli, EMIT_PROBE)
+    if probe.status == kernels.EMIT_MISSING:
+        print("sketch difftest suite skipped: `akg_cli sketch emit --backend cpu --dsl cpp` is not available in this "
+              f"build ({(probe.diagnostics or 'no output').splitlines()[0]})")
+        return SKIP
+    flags = product_flags()
+    extra = [f for f in flags if f not in kernels.CXX_FLAGS] + args.cxxflags.split()
+    unasked = [f for f in kernels.CXX_FLAGS if f not in flags]
+    if unasked:
+        print(f"sketch difftest suite: note: {CONFIG} no longer has {' '.join(unasked)}, which kernels.py "
+              "always passes")
+    work = os.path.abspath(args.work or os.path.join("/tmp", f"akg-sketch-difftest-suite-{os.getpid()}"))
+    marker = os.path.join(work, WORK_MARKER)
+    if os.path.isdir(work) and os.listdir(work) and not os.path.isfile(marker):
+        print(f"--work {work}: the folder holds files this test did not write; give an empty or new folder")
+        return 2
+    if not args.sketches or os.path.abspath(args.sketches) != work:
+        shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work, exist_ok=True)
+    with open(marker, "w", encoding="utf-8") as f:
+        f.write("the work folder of tests/sketch/difftest/suite.py: the next run empties it\n")
+    ops = discover(args.ops)
+    if not ops:
+        print(f"no operator under {OPS_DIR} matches {args.ops}")
+        return 2
+    print(f"sketch difftest suite: {len(ops)} operators, work folder {work}, "
+          f"flags {' '.join(flags + args.cxxflags.split())}")
+    times: Dict[str, float] = {}
+
+    t = time.monotonic()
+    if args.sketches:
+        for op in ops:
+            reuse_design(op, os.path.abspath(args.sketches))
+    else:
+        # the first alone: concurrent akg_cli processes on a store that does not exist yet both
+        # try to create its schema, and one of them fails ("migration 1 failed")
+        design_one(akg_cli, ops[0], work, args.seed)
+        with ThreadPoolExecutor(max_workers=max(1, min(2, args.jobs))) as pool:
+            list(pool.map(lambda op: design_one(akg_cli, op, work, args.seed), ops[1:]))
+    json_forms(akg_cli, ops)
+    times["designing"] = time.monotonic() - t
+    print(f"sketch difftest suite: designs {times['designing']:.1f} s ({sum(op.ir is not None for op in ops)} "
+          f"of {len(ops)} sketches)", flush=True)
+
+    t = time.monotonic()
+    prepare_all(ops, args.seed, args.jobs)
+    times["shrinking and interpreting"] = time.monotonic() - t
+    print(f"sketch difftest suite: cases {times['shrinking and interpreting']:.1f} s", flush=True)
+
+    skip, kernel_times = lower_build_run(ops, akg_cli, work, args.cxx, extra, args.jobs)
+    if skip is not None:
+        print(f"sketch difftest suite skipped: `akg_cli sketch emit --backend cpu --dsl cpp` is not available "
+              f"({skip.splitlines()[0] if skip else ''})")
+        return SKIP
+    times.update(kernel_times)
+    return report(ops, work, args.seed, times, time.monotonic() - start, cpu_seconds() - cpu0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
