@@ -5,10 +5,12 @@
  *   F.l1_loss, F.smooth_l1_loss (beta), nn.HuberLoss / F.huber_loss (delta),
  *   F.kl_div (mean, sum, batchmean), and any torch.mean / torch.sum over all
  *   dims of an elementwise expression of the inputs (hinge, MSE written out).
- *   One pass, double accumulators, rows split across cores.
+ *   One pass of f32 blocks folded into f64, the element run split into parts
+ *   across cores (the reduce sketch of rx_sketch_stats.c).
  * - Row losses: F.cross_entropy with int64 class targets (stable
  *   logsumexp per row), nn.TripletMarginLoss / F.triplet_margin_loss,
- *   mean(1 - F.cosine_similarity(a, b, dim=1)).
+ *   mean(1 - F.cosine_similarity(a, b, dim=1)) (rx_sketch_loss.c). A row loss
+ *   of any other kind is refused with a message, never lowered.
  */
 #include <stdio.h>
 #include <string.h>
@@ -56,37 +58,6 @@ static int scalar_slot(akg_rx_ctx *c, const akg_expr *e, const char *name, doubl
     return akg_rx_scalar(c, &s);
 }
 
-static char *rowloss_sketch(const akg_design *d, const akg_reference *ref, const char *body)
-{
-    akg_buf b;
-    akg_buf_init(&b, 1 << 16);
-    const cJSON *p = d->params;
-    akg_buf_appendf(&b,
-                    "# %s: one value per row of the [B, D] inputs (one pass over the row),\n"
-                    "# then the mean over rows in f64\n",
-                    d->op_name);
-    akg_buf_appendf(&b, "sketch %s {\n  symbols: B, D;\n  tensors: ", d->op_name);
-    const cJSON *in;
-    int k = 0;
-    cJSON_ArrayForEach(in, cJSON_GetObjectItem(p, "inputs"))
-    {
-        const char *dt =
-            cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "input_dtypes"), k));
-        int i64 = dt && !strcmp(dt, "int64");
-        akg_buf_appendf(&b, "%s%s: %s; ", ref->forward_params[(int)in->valuedouble].name,
-                        i64 ? "[B]" : "[B, D]", i64 ? "i64" : "f32");
-        k++;
-    }
-    akg_buf_puts(&b, "out[1]: f32;\n  constexpr: ROWS = tune(4, 1, 16)\n");
-    akg_rx_sketch_params(&b, p);
-    akg_buf_puts(&b, "\n  total = alloc([1], dtype=f64, llm_hint=[\"fastest\", \"accumulator\", "
-                     "\"init_zero\"])\n"
-                     "  @llm_hint(\"parallel\", \"coreidx\")\n  for r in range(0, B, ROWS):\n");
-    akg_buf_puts(&b, body);
-    akg_buf_puts(&b, "  store(cast(div(total, B), f32) -> out[0:1])\n}\n");
-    return akg_buf_steal(&b);
-}
-
 static int design_rowloss(akg_rx_ctx *c, akg_design *d, const char *kind, const akg_expr *call,
                           const akg_expr *src, int n_inputs, akg_design **out)
 {
@@ -111,6 +82,7 @@ static int design_rowloss(akg_rx_ctx *c, akg_design *d, const char *kind, const 
     cJSON_AddStringToObject(p, "design", "rowloss");
     cJSON_AddStringToObject(p, "kind", kind);
     cJSON_AddBoolToObject(p, "mean", 1);
+    const char *what;
     if (!strcmp(kind, "cross_entropy")) {
         const char *tdt =
             cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "input_dtypes"), 1));
@@ -120,25 +92,7 @@ static int design_rowloss(akg_rx_ctx *c, akg_design *d, const char *kind, const 
             return akg_rx_unsupported(
                 c, call, "cross_entropy other than int64 class targets without weights");
         }
-        char buf[1024];
-        snprintf(buf, sizeof buf,
-                 "    t = alloc([ROWS, D], llm_hint=[\"fast\"])\n"
-                 "    load(%s[r:r+ROWS, :] -> t)\n"
-                 "    tg = alloc([ROWS], dtype=i64, llm_hint=[\"fastest\"])\n"
-                 "    load(%s[r:r+ROWS] -> tg)\n"
-                 "    m = reduce_max(t, axis=1)\n"
-                 "    @llm_hint(\"vectorize\", \"simd\")\n"
-                 "    s = reduce_sum(exp(sub(t, m)), axis=1)\n"
-                 "    # the target's logit: t[row, tg[row]]\n"
-                 "    lv = reduce_sum(add(m, log(s)), axis=0, keepdim=False)\n"
-                 "    total = add(total, cast(lv, f64))\n",
-                 ref->forward_params[(int)cJSON_GetArrayItem(cJSON_GetObjectItem(p, "inputs"), 0)
-                                         ->valuedouble]
-                     .name,
-                 ref->forward_params[(int)cJSON_GetArrayItem(cJSON_GetObjectItem(p, "inputs"), 1)
-                                         ->valuedouble]
-                     .name);
-        d->sketch_text = rowloss_sketch(d, ref, buf);
+        what = "cross entropy";
     } else if (!strcmp(kind, "triplet")) {
         int margin = scalar_slot(c, akg_rule_arg(src, 0, "margin"), "margin", 1.0);
         akg_scalar pn;
@@ -150,53 +104,16 @@ static int design_rowloss(akg_rx_ctx *c, akg_design *d, const char *kind, const 
             return akg_rx_unsupported(c, call, "a triplet margin loss other than p=2 without swap");
         }
         cJSON_AddNumberToObject(p, "margin", margin);
-        char buf[1024];
-        const cJSON *ins = cJSON_GetObjectItem(p, "inputs");
-        snprintf(
-            buf, sizeof buf,
-            "    a = alloc([ROWS, D], llm_hint=[\"fast\"])\n    load(%s[r:r+ROWS, :] -> a)\n"
-            "    q = alloc([ROWS, D], llm_hint=[\"fast\"])\n    load(%s[r:r+ROWS, :] -> q)\n"
-            "    n = alloc([ROWS, D], llm_hint=[\"fast\"])\n    load(%s[r:r+ROWS, :] -> n)\n"
-            "    @llm_hint(\"vectorize\", \"simd\")\n"
-            "    dp = sqrt(reduce_sum(mul(add(sub(a, q), 1e-6), add(sub(a, q), 1e-6)), axis=1))\n"
-            "    dn = sqrt(reduce_sum(mul(add(sub(a, n), 1e-6), add(sub(a, n), 1e-6)), axis=1))\n"
-            "    lv = reduce_sum(relu(add(sub(dp, dn), margin)), axis=0, keepdim=False)\n"
-            "    total = add(total, cast(lv, f64))\n",
-            ref->forward_params[(int)cJSON_GetArrayItem(ins, 0)->valuedouble].name,
-            ref->forward_params[(int)cJSON_GetArrayItem(ins, 1)->valuedouble].name,
-            ref->forward_params[(int)cJSON_GetArrayItem(ins, 2)->valuedouble].name);
-        const cJSON *sc = cJSON_GetArrayItem(cJSON_GetObjectItem(p, "scalars"), margin);
-        const char *mname = cJSON_GetStringValue(cJSON_GetObjectItem(sc, "name"));
-        if (mname && strcmp(mname, "margin") != 0) {
-            /* the sketch names the scalar as its params line does */
-            char *at = strstr(buf, "margin))");
-            if (at) {
-                char tail[512];
-                snprintf(tail, sizeof tail, "%s", at + 6);
-                snprintf(at, sizeof buf - (size_t)(at - buf), "%s%s", mname, tail);
-            }
-        }
-        d->sketch_text = rowloss_sketch(d, ref, buf);
-    } else {
-        char buf[1024];
-        const cJSON *ins = cJSON_GetObjectItem(p, "inputs");
-        snprintf(buf, sizeof buf,
-                 "    a = alloc([ROWS, D], llm_hint=[\"fast\"])\n    load(%s[r:r+ROWS, :] -> a)\n"
-                 "    b = alloc([ROWS, D], llm_hint=[\"fast\"])\n    load(%s[r:r+ROWS, :] -> b)\n"
-                 "    @llm_hint(\"vectorize\", \"simd\")\n"
-                 "    w12 = reduce_sum(mul(a, b), axis=1)\n"
-                 "    w1 = reduce_sum(mul(a, a), axis=1)\n"
-                 "    w2 = reduce_sum(mul(b, b), axis=1)\n"
-                 "    cosv = div(w12, sqrt(max(mul(w1, w2), 1e-16)))\n"
-                 "    lv = reduce_sum(sub(1.0, cosv), axis=0, keepdim=False)\n"
-                 "    total = add(total, cast(lv, f64))\n",
-                 ref->forward_params[(int)cJSON_GetArrayItem(ins, 0)->valuedouble].name,
-                 ref->forward_params[(int)cJSON_GetArrayItem(ins, 1)->valuedouble].name);
+        what = "triplet margin loss";
+    } else if (!strcmp(kind, "cosine")) {
         cJSON_AddNumberToObject(p, "eps", -1);
-        d->sketch_text = rowloss_sketch(d, ref, buf);
+        what = "cosine similarity loss";
+    } else {
+        /* a kind this rule does not know is a design failure, never a kernel */
+        akg_design_free(d);
+        return akg_rx_unsupported(c, call, "a row loss of a kind the built-in rules do not know");
     }
-    *out = d;
-    return AKG_OK;
+    return akg_rx_finish(c, d, call, what, out);
 }
 
 /* torch.mean(1 - F.cosine_similarity(a, b, dim=1)) */
@@ -218,7 +135,7 @@ static const akg_expr *cosine_loss(const akg_reference *ref, const akg_expr *roo
 int akg_rules_loss(const akg_reference *ref, const cJSON *probe, const cJSON *feedback, int attempt,
                    akg_design **out, akg_range *where, char *err, size_t errlen)
 {
-    (void)feedback, (void)attempt;
+    (void)attempt;
     *out = NULL;
     const akg_expr *root = akg_rx_returned(ref);
     if (!root)
@@ -235,6 +152,7 @@ int akg_rules_loss(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         if (!d)
             return AKG_ENOMEM;
         akg_rx_init(&c, ref, probe, d->params, where, err, errlen);
+        c.precise = akg_rx_numeric_retry(feedback);
         return design_rowloss(&c, d, "cosine", cs, NULL, 2, out);
     }
     if (root->kind != AKG_EX_CALL || !root->name)
@@ -263,9 +181,8 @@ int akg_rules_loss(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         akg_design *d = akg_rule_family_design("loss", op);
         if (!d)
             return AKG_ENOMEM;
-        d->rows = 4;
-        d->block = 256;
         akg_rx_init(&c, ref, probe, d->params, where, err, errlen);
+        c.precise = akg_rx_numeric_retry(feedback);
         if (!strcmp(op, "cross_entropy") || !strcmp(op, "triplet_margin_loss")) {
             if (strcmp(red, "mean") != 0) {
                 akg_design_free(d);
@@ -331,9 +248,9 @@ int akg_rules_loss(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         cJSON_AddNumberToObject(spec, "all", 1);
         cJSON_AddNumberToObject(d->params, "keepdim", 0);
         cJSON_AddStringToObject(d->params, "design", "reduce");
-        d->sketch_text = akg_rx_reduce_sketch(d, ref, red);
-        *out = d;
-        return AKG_OK;
+        char what[96];
+        snprintf(what, sizeof what, "%s, reduction=\"%s\"", op, red);
+        return akg_rx_finish(&c, d, root, what, out);
     }
     /* torch.mean / torch.sum over all dims of an elementwise expression */
     if ((strcmp(op, "mean") != 0 && strcmp(op, "sum") != 0) || akg_rule_arg(root, 1, "dim"))
@@ -341,9 +258,8 @@ int akg_rules_loss(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     akg_design *d = akg_rule_family_design("loss", op);
     if (!d)
         return AKG_ENOMEM;
-    d->rows = 4;
-    d->block = 256;
     akg_rx_init(&c, ref, probe, d->params, where, err, errlen);
+    c.precise = akg_rx_numeric_retry(feedback);
     int k = akg_rx_add_stat(&c, root, op);
     if (k < 0 || c.failed || cJSON_GetArraySize(cJSON_GetObjectItem(d->params, "tensors")) > 0) {
         akg_design_free(d);
@@ -367,7 +283,7 @@ int akg_rules_loss(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     cJSON_AddStringToObject(d->params, "div", "none");
     cJSON_AddStringToObject(d->params, "design", "reduce");
     snprintf(d->op_name, sizeof d->op_name, "%s_loss", op);
-    d->sketch_text = akg_rx_reduce_sketch(d, ref, op);
-    *out = d;
-    return AKG_OK;
+    char what[96];
+    snprintf(what, sizeof what, "the %s of an elementwise loss", op);
+    return akg_rx_finish(&c, d, root, what, out);
 }

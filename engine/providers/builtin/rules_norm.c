@@ -4,13 +4,14 @@
  * - Channel normalisations over [N, C, spatial...]: nn.GroupNorm /
  *   F.group_norm, nn.InstanceNorm*d / F.instance_norm, nn.BatchNorm*d /
  *   F.batch_norm (training: batch statistics; eval: running statistics).
- *   One pass of double sums per (n, c) plane, per-(n, c) scale and shift,
- *   one vectorised affine pass.
+ *   f64 sums per (sample, group) or per channel, a scale and shift per
+ *   channel, one vectorised affine pass (rx_sketch_chnorm.c).
  * - Row normalisations: nn.LayerNorm / F.layer_norm, F.normalize, and any
  *   forward written with torch ops as an elementwise function of the input
  *   and of reductions of it over one run of dims kept with keepdim (RMS
  *   norm, L1 norm, x / torch.norm(x), ...), read structurally from the
- *   expression tree. Statistics in one fused pass, then one map pass.
+ *   expression tree. Statistics in one pass of blocks, then one map pass
+ *   (rx_sketch_stats.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -62,71 +63,15 @@ static int layer_tensor(akg_rx_ctx *c, const char *layer, const char *what)
     return akg_rx_tensor(c, attr);
 }
 
-static char *chnorm_sketch(const akg_design *d, const akg_reference *ref)
-{
-    akg_buf b;
-    akg_buf_init(&b, 1 << 16);
-    const cJSON *p = d->params;
-    const char *mode = cJSON_GetStringValue(cJSON_GetObjectItem(p, "mode"));
-    const char *x = ref->forward_params[(int)cJSON_GetArrayItem(cJSON_GetObjectItem(p, "inputs"), 0)
-                                            ->valuedouble]
-                        .name;
-    akg_buf_appendf(&b,
-                    "# %s (%s statistics): x viewed as [N, C, S]; double sums per (n, c) plane,\n"
-                    "# then scale/shift per (n, c) and one vectorised affine pass\n",
-                    d->op_name, mode);
-    akg_buf_appendf(&b, "sketch %s {\n  symbols: N, C, S;\n  tensors: %s[N, C, S]: f32; ",
-                    d->op_name, x);
-    const cJSON *t;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItem(p, "tensors"))
-        akg_buf_appendf(&b, "%s[C]: f32; ", cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")));
-    akg_buf_puts(&b, "y[N, C, S]: f32;\n  constexpr: LANES = tune(16, 8, 32)\n");
-    akg_rx_sketch_params(&b, p);
-    akg_buf_puts(&b, "\n");
-    if (strcmp(mode, "eval") != 0) {
-        akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n  for n in range(0, N):\n"
-                         "    for c in range(0, C):\n"
-                         "      a1 = alloc([LANES], dtype=f64, llm_hint=[\"fastest\", "
-                         "\"accumulator\", \"init_zero\"])\n"
-                         "      a2 = alloc([LANES], dtype=f64, llm_hint=[\"fastest\", "
-                         "\"accumulator\", \"init_zero\"])\n"
-                         "      for s in range(0, S, LANES):\n"
-                         "        t = alloc([LANES], llm_hint=[\"fastest\"])\n");
-        akg_buf_appendf(&b, "        load(%s[n, c, s:s+LANES] -> t)\n", x);
-        akg_buf_puts(&b, "        @llm_hint(\"vectorize\", \"simd\")\n"
-                         "        tt = cast(t, f64)\n"
-                         "        a1 = add(a1, tt)\n"
-                         "        a2 = add(a2, mul(tt, tt))\n"
-                         "      sum1 = reduce_sum(a1, axis=0)\n"
-                         "      sum2 = reduce_sum(a2, axis=0)\n");
-        akg_buf_appendf(&b,
-                        "  # the %s groups of s1, s2 give mean and biased variance; scale = weight "
-                        "* rsqrt(var + eps)\n",
-                        mode);
-    }
-    akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n  for n in range(0, N):\n    for c "
-                     "in range(0, C):\n"
-                     "      row = alloc([S], llm_hint=[\"fast\"])\n");
-    akg_buf_appendf(&b, "      load(%s[n, c, :] -> row)\n", x);
-    akg_buf_puts(&b, "      sc = alloc([1], dtype=f32, llm_hint=[\"fastest\"])\n"
-                     "      sh = alloc([1], dtype=f32, llm_hint=[\"fastest\"])\n"
-                     "      @llm_hint(\"vectorize\", \"simd\")\n"
-                     "      r = add(mul(row, sc), sh)\n      store(r -> y[n, c, :])\n}\n");
-    return akg_buf_steal(&b);
-}
-
 static int finish_chnorm(akg_rx_ctx *c, akg_design *d, const akg_expr *call, akg_design **out)
 {
-    const akg_reference *ref = c->ref;
     int rank = akg_rule_rank(akg_rule_probe_input(c->probe, 0));
     if (rank < 2) {
         akg_design_free(d);
         return akg_rx_unsupported(c, call, "a channel normalisation of a tensor of rank < 2");
     }
     cJSON_AddStringToObject(d->params, "design", "chnorm");
-    d->sketch_text = chnorm_sketch(d, ref);
-    *out = d;
-    return AKG_OK;
+    return akg_rx_finish(c, d, call, "channel normalisation", out);
 }
 
 static int design_channel(akg_rx_ctx *c, akg_design *d, const akg_expr *call, const char *op,
@@ -281,9 +226,7 @@ static int design_layer_norm(akg_rx_ctx *c, akg_design *d, const akg_expr *call,
         o = akg_rx_op("add", o, akg_rx_ref("p", b), NULL);
     cJSON_AddItemToObject(p, "out", o);
     cJSON_AddStringToObject(p, "design", "rowmap");
-    d->sketch_text = akg_rx_rowmap_sketch(d, ref, "layer normalisation (mean, biased variance)");
-    *out = d;
-    return AKG_OK;
+    return akg_rx_finish(c, d, call, "layer normalisation (mean, biased variance)", out);
 }
 
 /* F.normalize(x, p, dim, eps) = x / max(||x||_p, eps) for p in {1, 2}. */
@@ -330,15 +273,13 @@ static int design_normalize(akg_rx_ctx *c, akg_design *d, const akg_expr *call, 
     cJSON_AddItemToObject(p, "out",
                           akg_rx_op("mul", akg_rx_ref("in", in), akg_rx_ref("rv", 0), NULL));
     cJSON_AddStringToObject(p, "design", "rowmap");
-    d->sketch_text = akg_rx_rowmap_sketch(d, c->ref, "x / max(norm(x), eps)");
-    *out = d;
-    return AKG_OK;
+    return akg_rx_finish(c, d, call, "x / max(norm(x), eps)", out);
 }
 
 int akg_rules_norm(const akg_reference *ref, const cJSON *probe, const cJSON *feedback, int attempt,
                    akg_design **out, akg_range *where, char *err, size_t errlen)
 {
-    (void)feedback, (void)attempt;
+    (void)attempt;
     *out = NULL;
     const akg_expr *root = akg_rx_returned(ref);
     if (!root)
@@ -359,9 +300,8 @@ int akg_rules_norm(const akg_reference *ref, const cJSON *probe, const cJSON *fe
             akg_design *d = akg_rule_family_design("norm", op);
             if (!d)
                 return AKG_ENOMEM;
-            d->rows = 4;
-            d->block = 256;
             akg_rx_init(&c, ref, probe, d->params, where, err, errlen);
+            c.precise = akg_rx_numeric_retry(feedback);
             if (channel)
                 return design_channel(&c, d, root, op, out);
             if (layer_norm)
@@ -373,9 +313,8 @@ int akg_rules_norm(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     akg_design *d = akg_rule_family_design("norm", "rownorm");
     if (!d)
         return AKG_ENOMEM;
-    d->rows = 4;
-    d->block = 256;
     akg_rx_init(&c, ref, probe, d->params, where, err, errlen);
+    c.precise = akg_rx_numeric_retry(feedback);
     cJSON *e = akg_rx_expr(&c, root);
     if (!e || c.failed || !akg_rx_has_elem(e) || !akg_rx_has_stat(e)) {
         cJSON_Delete(e);
@@ -437,9 +376,6 @@ int akg_rules_norm(const akg_reference *ref, const cJSON *probe, const cJSON *fe
                 "a parameter that does not run along the reduced trailing dims");
         }
     }
-    char what[64];
-    snprintf(what, sizeof what, "an elementwise function of x and its statistics");
-    d->sketch_text = akg_rx_rowmap_sketch(d, ref, what);
-    *out = d;
-    return AKG_OK;
+    return akg_rx_finish(&c, d, root, "an elementwise function of the inputs and their statistics",
+                         out);
 }

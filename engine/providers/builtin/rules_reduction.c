@@ -45,7 +45,7 @@ static const akg_expr *returned_reduction(const akg_rx_ctx *c, const akg_expr *r
 int akg_rules_reduction(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
                         int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
 {
-    (void)feedback, (void)attempt;
+    (void)attempt;
     *out = NULL;
     const akg_expr *root = akg_rx_returned(ref);
     if (!root)
@@ -72,6 +72,7 @@ int akg_rules_reduction(const akg_reference *ref, const cJSON *probe, const cJSO
         return AKG_ENOMEM;
     akg_rx_ctx c;
     akg_rx_init(&c, ref, probe, d->params, where, err, errlen);
+    c.precise = akg_rx_numeric_retry(feedback);
     int k = akg_rx_add_stat(&c, call, mode);
     if (k < 0 || c.failed) {
         akg_design_free(d);
@@ -83,13 +84,9 @@ int akg_rules_reduction(const akg_reference *ref, const cJSON *probe, const cJSO
         cJSON_AddStringToObject(d->params, "out_dtype", "int64");
     if (!strcmp(mode, "norm"))
         snprintf(d->op_name, sizeof d->op_name, "norm");
-    d->rows = 4;
-    d->block = 256;
     const cJSON *in = akg_rule_probe_input(probe, fi);
     d->rank = akg_rule_rank(in);
-    char what[64];
+    char what[96];
     snprintf(what, sizeof what, "%s of %s", mode, x->name);
-    d->sketch_text = akg_rx_reduce_sketch(d, ref, what);
-    *out = d;
-    return AKG_OK;
+    return akg_rx_finish(&c, d, call, what, out);
 }

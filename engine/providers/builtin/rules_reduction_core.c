@@ -576,147 +576,24 @@ cJSON *akg_rx_hoist(cJSON *params, cJSON *e)
     return e;
 }
 
-void akg_rx_sketch_expr(akg_buf *b, const cJSON *params, const cJSON *e,
-                        const char *const *input_tiles)
+int akg_rx_numeric_retry(const cJSON *feedback)
 {
-    if (cJSON_IsNumber(e)) {
-        char t[48];
-        snprintf(t, sizeof t, "%.9g", e->valuedouble);
-        if (!strpbrk(t, ".eEn"))
-            strcat(t, ".0");
-        akg_buf_puts(b, t);
-        return;
-    }
-    const cJSON *v;
-    if ((v = cJSON_GetObjectItem(e, "in"))) {
-        int k = (int)v->valuedouble;
-        const char *dt = cJSON_GetStringValue(
-            cJSON_GetArrayItem(cJSON_GetObjectItem(params, "input_dtypes"), k));
-        if (dt && strcmp(dt, "float32") != 0)
-            akg_buf_appendf(b, "cast(%s, f32)", input_tiles[k]);
-        else
-            akg_buf_puts(b, input_tiles[k]);
-        return;
-    }
-    if ((v = cJSON_GetObjectItem(e, "p"))) {
-        const cJSON *t =
-            cJSON_GetArrayItem(cJSON_GetObjectItem(params, "tensors"), (int)v->valuedouble);
-        akg_buf_appendf(b, "%s_t", cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")));
-        return;
-    }
-    if ((v = cJSON_GetObjectItem(e, "s"))) {
-        const cJSON *s =
-            cJSON_GetArrayItem(cJSON_GetObjectItem(params, "scalars"), (int)v->valuedouble);
-        akg_buf_puts(b, cJSON_GetStringValue(cJSON_GetObjectItem(s, "name")));
-        return;
-    }
-    if ((v = cJSON_GetObjectItem(e, "st"))) {
-        akg_buf_appendf(b, "st%d", (int)v->valuedouble);
-        return;
-    }
-    if ((v = cJSON_GetObjectItem(e, "rv"))) {
-        akg_buf_appendf(b, "rv%d", (int)v->valuedouble);
-        return;
-    }
-    const char *op = cJSON_GetStringValue(cJSON_GetObjectItem(e, "op"));
-    const cJSON *a0 = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "a"), 0);
-    const cJSON *a1 = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "a"), 1);
-    /* the loss ops in the language's terms */
-    if (op && (!strcmp(op, "smooth_l1") || !strcmp(op, "huber")) && a0 && a1) {
-        int sm = !strcmp(op, "smooth_l1");
-        akg_buf_puts(b, "where(lt(abs(");
-        akg_rx_sketch_expr(b, params, a0, input_tiles);
-        akg_buf_puts(b, "), ");
-        akg_rx_sketch_expr(b, params, a1, input_tiles);
-        akg_buf_puts(b, "), ");
-        akg_buf_puts(b, "mul(mul(0.5, ");
-        akg_rx_sketch_expr(b, params, a0, input_tiles);
-        akg_buf_puts(b, "), ");
-        akg_rx_sketch_expr(b, params, a0, input_tiles);
-        akg_buf_puts(b, ")");
-        if (sm) {
-            akg_buf_puts(b, " / ");
-            akg_rx_sketch_expr(b, params, a1, input_tiles);
-            akg_buf_puts(b, ", sub(abs(");
-            akg_rx_sketch_expr(b, params, a0, input_tiles);
-            akg_buf_puts(b, "), mul(0.5, ");
-            akg_rx_sketch_expr(b, params, a1, input_tiles);
-            akg_buf_puts(b, ")))");
-        } else {
-            akg_buf_puts(b, ", mul(");
-            akg_rx_sketch_expr(b, params, a1, input_tiles);
-            akg_buf_puts(b, ", sub(abs(");
-            akg_rx_sketch_expr(b, params, a0, input_tiles);
-            akg_buf_puts(b, "), mul(0.5, ");
-            akg_rx_sketch_expr(b, params, a1, input_tiles);
-            akg_buf_puts(b, "))))");
-        }
-        return;
-    }
-    if (op && !strcmp(op, "xlogx") && a0) {
-        akg_buf_puts(b, "where(gt(");
-        akg_rx_sketch_expr(b, params, a0, input_tiles);
-        akg_buf_puts(b, ", 0.0), mul(");
-        akg_rx_sketch_expr(b, params, a0, input_tiles);
-        akg_buf_puts(b, ", log(");
-        akg_rx_sketch_expr(b, params, a0, input_tiles);
-        akg_buf_puts(b, ")), 0.0)");
-        return;
-    }
-    /* sketch spellings of our ops */
-    const char *name = !op                         ? "?"
-                       : !strcmp(op, "square")     ? "mul"
-                       : !strcmp(op, "reciprocal") ? "recip"
-                                                   : op;
-    akg_buf_appendf(b, "%s(", name);
-    const cJSON *a;
-    int i = 0;
-    cJSON_ArrayForEach(a, cJSON_GetObjectItem(e, "a"))
-    {
-        if (i++)
-            akg_buf_puts(b, ", ");
-        akg_rx_sketch_expr(b, params, a, input_tiles);
-        if (op && !strcmp(op, "square")) {
-            akg_buf_puts(b, ", ");
-            akg_rx_sketch_expr(b, params, a, input_tiles);
-        }
-    }
-    akg_buf_puts(b, ")");
+    const char *cls = cJSON_GetStringValue(cJSON_GetObjectItem(feedback, "class"));
+    return cls && (!strcmp(cls, "numerical_mismatch") || !strcmp(cls, "shape_mismatch"));
 }
 
-void akg_rx_dims_text(const cJSON *params, char *out, size_t n)
+int akg_rx_finish(akg_rx_ctx *c, akg_design *d, const akg_expr *at, const char *what,
+                  akg_design **out)
 {
-    const cJSON *dims = cJSON_GetObjectItem(params, "dims");
-    if (!dims || cJSON_GetObjectItem(dims, "all")) {
-        snprintf(out, n, "all dims");
-        return;
+    char msg[512];
+    int rc = akg_rx_write_sketch(d, c->ref, c->probe, c->precise, what, msg, sizeof msg);
+    if (rc) {
+        akg_design_free(d);
+        if (rc == AKG_ENOMEM)
+            return rc;
+        return akg_rule_unsupported(c->ref, at ? at->range : c->ref->forward_range, c->where,
+                                    c->err, c->errlen, msg);
     }
-    const cJSON *d = cJSON_GetObjectItem(dims, "dim");
-    int cnt = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(dims, "n"));
-    const char *fi = cJSON_GetStringValue(cJSON_GetObjectItem(d, "from_init"));
-    if (cnt > 1)
-        snprintf(out, n, "dims %d..%d", (int)cJSON_GetNumberValue(cJSON_GetObjectItem(d, "value")),
-                 (int)cJSON_GetNumberValue(cJSON_GetObjectItem(d, "value")) + cnt - 1);
-    else if (fi)
-        snprintf(out, n, "dim %s (= %d)", fi,
-                 (int)cJSON_GetNumberValue(cJSON_GetObjectItem(d, "value")));
-    else
-        snprintf(out, n, "dim %d", (int)cJSON_GetNumberValue(cJSON_GetObjectItem(d, "value")));
-}
-
-void akg_rx_sketch_params(akg_buf *b, const cJSON *params)
-{
-    const cJSON *scalars = cJSON_GetObjectItem(params, "scalars");
-    if (cJSON_GetArraySize(scalars) == 0)
-        return;
-    akg_buf_puts(b, "  params: ");
-    int i = 0;
-    const cJSON *s;
-    cJSON_ArrayForEach(s, scalars)
-    {
-        akg_buf_appendf(b, "%s%s: f32 = %.9g", i++ ? ", " : "",
-                        cJSON_GetStringValue(cJSON_GetObjectItem(s, "name")),
-                        cJSON_GetNumberValue(cJSON_GetObjectItem(s, "value")));
-    }
-    akg_buf_puts(b, "\n");
+    *out = d;
+    return AKG_OK;
 }

@@ -4,8 +4,9 @@
  * Their forwards are data flow over a view [O, D, I] of the input: D is the
  * reduced (or scanned) run of dims, O the dims before it, I the dims after.
  * The rules read forward's expression tree into a small expression language
- * kept in the design's params (cJSON), so that the emitter can write the
- * element computation without knowing which torch spelling produced it:
+ * kept in the design's params (cJSON), so that the sketch writers
+ * (rx_sketch.h) can write the element computation without knowing which
+ * torch spelling produced it:
  *
  *   number                 a constant
  *   {"in": k}              element of kernel tensor input k
@@ -19,7 +20,10 @@
  * order), "input_dtypes", "scalars" ([{name, value, from_init?}]), "tensors"
  * ([{name, attr, shape}] parameters or buffers of Model read by the kernel),
  * "stats" ([{mode, expr}]), "dims" ({"all":1} or {"dim":{value, from_init?},
- * "n":count}), "keepdim".
+ * "n":count}), "keepdim". The rules add the design's kind ("design": reduce,
+ * rowmap, scan, chnorm, rowloss) and its own fields; akg_rx_write_sketch turns
+ * all of it into the bound sketch, the only thing the Coder reads (the params
+ * stay in the design as its provenance).
  */
 #ifndef AKG_RULES_REDUCTION_CORE_H
 #define AKG_RULES_REDUCTION_CORE_H
@@ -41,6 +45,7 @@ typedef struct {
     int keepdim;   /* every stat so far kept its dims */
     int failed;    /* 1: the tree holds something we do not read (no message) */
     int inline_depth;
+    int precise;   /* the sketch asks for libm maths (a retry after a numerical mismatch) */
 } akg_rx_ctx;
 
 /* Starts a context over params (adds the empty arrays). */
@@ -85,28 +90,27 @@ int akg_rx_has_stat(const cJSON *e);
  * tree (e is consumed). */
 cJSON *akg_rx_hoist(cJSON *params, cJSON *e);
 
-/* Writes e in the sketch language into b (tile names: in k -> tile of the
- * input, p k -> "<name>_t", s k -> scalar name, st k -> "st<k>", rv -> "rv<k>"). */
-void akg_rx_sketch_expr(akg_buf *b, const cJSON *params, const cJSON *e,
-                        const char *const *input_tiles);
-
 /* Fails with a message naming e (AKG_EUNSUPPORTED). */
 int akg_rx_unsupported(akg_rx_ctx *c, const akg_expr *e, const char *what);
 
 /* Shape of probe input 0 as sizes; returns the rank or -1. */
 int akg_rx_input_shape(const cJSON *probe, int i, long *sizes, int max);
 
-/* The dims spec as the sketch's comment ("dim 1", "all dims"). */
-void akg_rx_dims_text(const cJSON *params, char *out, size_t n);
+/* Writes the complete, bound sketch of the design (rx_sketch.h) into d->sketch_text,
+ * from d->params (the analysis above, which stays in the design as provenance only) and
+ * the probe's shapes. precise: libm maths (a retry after a numerical mismatch); what:
+ * the computation in words, for the sketch's comment. Returns AKG_OK, or
+ * AKG_EUNSUPPORTED with a message in err when the design cannot be said in the sketch
+ * language (AKG_ENOMEM when out of memory). */
+int akg_rx_write_sketch(akg_design *d, const akg_reference *ref, const cJSON *probe, int precise,
+                        const char *what, char *err, size_t errlen);
 
-/* Common sketch header lines: "params: ..." for the scalars. */
-void akg_rx_sketch_params(akg_buf *b, const cJSON *params);
+/* Whether the Conductor's feedback asks for libm maths (a numerical mismatch). */
+int akg_rx_numeric_retry(const cJSON *feedback);
 
-/* Sketches of the shared designs ([O, D, I] views; tunables ROWS, CH,
- * LANES; the first candidate is the choice). Return malloc'd text. */
-char *akg_rx_reduce_sketch(const akg_design *d, const akg_reference *ref, const char *what);
-char *akg_rx_rowmap_sketch(const akg_design *d, const akg_reference *ref, const char *what);
-/* The tensors line and tunables shared by every sketch of these families. */
-void akg_rx_sketch_head(akg_buf *b, const akg_design *d, const akg_reference *ref, const char *what,
-                        const char *in_shape, const char *out_decl);
+/* akg_rx_write_sketch for the design of context c; on failure frees d and returns the
+ * rule's answer (a message naming `at`). On success *out = d. */
+int akg_rx_finish(akg_rx_ctx *c, akg_design *d, const akg_expr *at, const char *what,
+                  akg_design **out);
+
 #endif

@@ -49,7 +49,7 @@ static const akg_expr *deref(const akg_reference *ref, const akg_expr *e)
 int akg_rules_scan(const akg_reference *ref, const cJSON *probe, const cJSON *feedback, int attempt,
                    akg_design **out, akg_range *where, char *err, size_t errlen)
 {
-    (void)feedback, (void)attempt;
+    (void)attempt;
     *out = NULL;
     const akg_expr *root = akg_rx_returned(ref);
     if (!root)
@@ -110,10 +110,9 @@ int akg_rules_scan(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     akg_design *d = akg_rule_family_design("scan", !strcmp(mode, "sum") ? "cumsum" : "cumprod");
     if (!d)
         return AKG_ENOMEM;
-    d->rows = 4;
-    d->block = 256;
     akg_rx_ctx c;
     akg_rx_init(&c, ref, probe, d->params, where, err, errlen);
+    c.precise = akg_rx_numeric_retry(feedback);
     cJSON *e = akg_rx_expr(&c, x);
     if (!e || c.failed || akg_rx_has_stat(e) || !akg_rx_has_elem(e)) {
         cJSON_Delete(e);
@@ -155,29 +154,8 @@ int akg_rules_scan(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         cJSON_AddStringToObject(dm, "from_init", dim.init_name);
     cJSON_AddNumberToObject(spec, "n", 1);
 
-    akg_buf b;
-    akg_buf_init(&b, 1 << 16);
     char what[96];
     snprintf(what, sizeof what, "%s%s prefix %s", reverse ? "reverse " : "",
              exclusive ? "exclusive" : "inclusive", mode);
-    akg_rx_sketch_head(&b, d, ref, what, "[O, D, I]", "out[O, D, I]: f32;");
-    static const char *const tiles[] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"};
-    akg_buf_puts(&b,
-                 "  # ROWS rows (or CH columns when I > 1) carry independent f64 running values\n");
-    akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n  for o in range(0, O, ROWS):\n"
-                     "    for c in range(0, I, CH):\n");
-    for (int k = 0; k < cJSON_GetArraySize(ins) && k < 8; k++) {
-        int fi = (int)cJSON_GetArrayItem(ins, k)->valuedouble;
-        akg_buf_appendf(&b, "      %s = alloc([ROWS, D, CH], llm_hint=[\"fast\"])\n", tiles[k]);
-        akg_buf_appendf(&b, "      load(%s[o:o+ROWS, :, c:c+CH] -> %s)\n",
-                        ref->forward_params[fi].name, tiles[k]);
-    }
-    akg_buf_puts(&b, "      @llm_hint(\"vectorize\", \"simd\")\n      e = cast(");
-    akg_rx_sketch_expr(&b, p, e, tiles);
-    akg_buf_appendf(&b, ", f64)\n      r = cum%s(e, axis=1, reverse=%s, exclusive=%s)\n", mode,
-                    reverse ? "True" : "False", exclusive ? "True" : "False");
-    akg_buf_puts(&b, "      store(cast(r, f32) -> out[o:o+ROWS, :, c:c+CH])\n}\n");
-    d->sketch_text = akg_buf_steal(&b);
-    *out = d;
-    return AKG_OK;
+    return akg_rx_finish(&c, d, scan, what, out);
 }
