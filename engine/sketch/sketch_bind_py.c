@@ -5,8 +5,8 @@
  *
  * Everything the kernel needs at run time is read from the task here, in
  * the order the bind: items are written: forward's arguments, Model's
- * parameters, buffers and attributes (ModelNew rebuilds the ones it reads with
- * the very statements of Model's constructor), the constructor's arguments,
+ * parameters, buffers and attributes (ModelNew runs Model's constructor body,
+ * so they exist as Model builds them), the constructor's arguments,
  * and symbols computed from those. Every check the binding implies (ranks,
  * sizes that must agree, dtypes, element counts, the constructor values a
  * kernel was specialised to) raises a ValueError or TypeError that names the
@@ -248,82 +248,21 @@ static void number_source(gen *g, akg_buf *b, const akg_sketch_expr *call)
     free(label);
 }
 
-/* The statements of Model's constructor that ModelNew repeats: those assigning self.X for
- * every X a weight() or attr() source reads. */
+/* Model's constructor, statement for statement (but super().__init__()): everything the kernel
+ * reads (weights, buffers, attributes, layers) exists in ModelNew as Model builds it, with the
+ * same random draws, so ModelNew matches Model even before a state_dict is copied. */
 static void rebuild_attrs(gen *g, akg_buf *b)
 {
-    const char *done[64];
-    size_t ndone = 0;
-    for (size_t i = 0; i < akg_sketch_bind_count(g->sk); i++) {
-        const akg_sketch_expr *v = akg_sketch_bind_value(g->sk, i);
-        if (akg_sketch_expr_get_kind(v) != AKG_SKETCH_EXPR_CALL)
-            continue;
-        const char *f = akg_sketch_expr_text(v);
-        if (strcmp(f, "weight") && strcmp(f, "attr"))
-            continue;
-        const char *path = str_arg(v, 0);
-        if (!path) {
-            gfail(g, "bind: %s() takes a dotted path", f, NULL);
-            return;
-        }
-        char head[128];
-        snprintf(head, sizeof head, "%s", path);
-        char *dot = strchr(head, '.');
-        if (dot)
-            *dot = '\0';
-        bool seen = false;
-        for (size_t k = 0; k < ndone; k++)
-            seen |= !strcmp(done[k], head);
-        if (seen)
-            continue;
-        const akg_ref_stmt *st = NULL;
-        for (size_t k = 0; k < g->ref->n_attrs; k++)
-            if (g->ref->attrs[k].target && !strcmp(g->ref->attrs[k].target, head))
-                st = &g->ref->attrs[k];
-        if (st && st->text) {
-            akg_buf_appendf(b, "        %s\n", st->text);
-        } else if (!strcmp(f, "weight")) {
-            /* a parameter or buffer Model registers some other way: the probed shape */
-            const cJSON *found = NULL;
-            const char *lists[] = {"params", "buffers"};
-            for (int l = 0; l < 2 && !found; l++) {
-                const cJSON *it;
-                cJSON_ArrayForEach(it, cJSON_GetObjectItem(g->probe, lists[l])) {
-                    const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(it, "name"));
-                    if (n && !strcmp(n, path)) {
-                        found = it;
-                        break;
-                    }
-                }
-                if (found) {
-                    akg_buf *tmp = b;
-                    char *shape = cJSON_PrintUnformatted(cJSON_GetObjectItem(found, "shape"));
-                    if (l == 0)
-                        akg_buf_appendf(tmp, "        self.%s = nn.Parameter(torch.zeros(%s))\n",
-                                        path, shape ? shape : "[]");
-                    else
-                        akg_buf_appendf(tmp, "        self.register_buffer(\"%s\", torch.zeros(%s))\n",
-                                        path, shape ? shape : "[]");
-                    free(shape);
-                }
-            }
-            if (!found || strchr(path, '.')) {
-                gfail(g, "bind: ModelNew cannot rebuild self.%s: Model's constructor does not "
-                         "assign it with a plain `self.%s = ...` statement",
-                      head, head);
-                return;
-            }
-        } else {
-            gfail(g, "bind: ModelNew cannot rebuild self.%s: Model's constructor does not assign "
-                     "it with a plain `self.%s = ...` statement",
-                  head, head);
-            return;
-        }
-        if (ndone < 64)
-            done[ndone++] = akg_strdup(head);
+    const char *body = g->ref->init_body;
+    for (const char *line = body; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        if (n)
+            akg_buf_appendf(b, "        %.*s\n", (int)n, line);
+        else
+            akg_buf_puts(b, "\n");
+        line = nl ? nl + 1 : NULL;
     }
-    for (size_t k = 0; k < ndone; k++)
-        free((char *)done[k]);
 }
 
 static const char helpers[] =

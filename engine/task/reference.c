@@ -539,6 +539,47 @@ static int is_module_base(const parse_ctx *c, TSNode cls)
     return 0;
 }
 
+/* __init__'s statements as source, dedented (ModelNew runs them to build what Model builds):
+ * every statement but the call of super().__init__, each line after a statement's first one
+ * losing the statement's own indentation. */
+static void collect_init_body(parse_ctx *c, TSNode body)
+{
+    akg_buf b;
+    akg_buf_init(&b, 1 << 20);
+    uint32_t k = ts_node_named_child_count(body);
+    for (uint32_t i = 0; i < k; i++) {
+        TSNode st = ts_node_named_child(body, i);
+        if (node_is(st, "comment"))
+            continue;
+        char *text = node_text(c, st);
+        if (!text)
+            continue;
+        if (node_is(st, "expression_statement") && strncmp(text, "super(", 6) == 0 &&
+            strstr(text, "__init__")) {
+            free(text);
+            continue;
+        }
+        uint32_t col = ts_node_start_point(st).column;
+        for (const char *line = text; line;) {
+            const char *nl = strchr(line, '\n');
+            size_t n = nl ? (size_t)(nl - line) : strlen(line);
+            if (line != text) { /* drop the statement's indentation from its later lines */
+                uint32_t drop = 0;
+                while (drop < col && drop < n && (line[drop] == ' ' || line[drop] == '\t'))
+                    drop++;
+                line += drop;
+                n -= drop;
+            }
+            akg_buf_append(&b, line, n);
+            akg_buf_puts(&b, "\n");
+            line = nl ? nl + 1 : NULL;
+        }
+        free(text);
+    }
+    free(c->ref->init_body);
+    c->ref->init_body = akg_buf_take(&b);
+}
+
 static void parse_model(parse_ctx *c, TSNode cls)
 {
     akg_reference *ref = c->ref;
@@ -558,6 +599,7 @@ static void parse_model(parse_ctx *c, TSNode cls)
             ref->has_init = 1;
             parse_params(c, params, &ref->init_params, &ref->n_init_params);
             collect_layers(c, fbody);
+            collect_init_body(c, fbody);
         } else if (text_eq(c, name, "forward")) {
             ref->has_forward = 1;
             ref->forward_range = node_range(fn);
@@ -801,5 +843,6 @@ void akg_reference_free(akg_reference *ref)
     free(ref->forward_return_text);
     free_stmts(ref->body, ref->n_body);
     free_stmts(ref->attrs, ref->n_attrs);
+    free(ref->init_body);
     free(ref);
 }

@@ -76,6 +76,27 @@ int main(void)
     CHECK(r && r->n_layers >= 1 && strcmp(r->layers[0].type, "Linear") == 0);
     akg_reference_free(r);
 
+    /* __init__'s body as ModelNew runs it: locals and compound statements kept, dedented,
+     * super().__init__() and comments left out */
+    {
+        static const char src[] =
+            "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+            "    def __init__(self, n):\n"
+            "        super(Model, self).__init__()\n"
+            "        # statistics\n"
+            "        channel = torch.arange(n)\n"
+            "        if n > 2:\n"
+            "            channel = channel * 2\n"
+            "        self.register_buffer(\"mean\", channel.float())\n\n"
+            "    def forward(self, x):\n        return x + self.mean\n";
+        r = akg_reference_parse(src, sizeof src - 1, "init_body.py");
+        CHECK(r != NULL);
+        if (r)
+            CHECK_STR(r->init_body, "channel = torch.arange(n)\nif n > 2:\n    channel = channel * 2\n"
+                                    "self.register_buffer(\"mean\", channel.float())\n");
+        akg_reference_free(r);
+    }
+
     /* forward's body as statements with expression trees */
     r = load("softsign.py");
     CHECK(r && r->n_body == 1 && r->body[0].kind == AKG_STMT_RETURN);

@@ -105,6 +105,8 @@ typedef struct akg_reference {
     char *forward_return_text;  /* the expression of forward's last return */
     akg_ref_stmt *body; size_t n_body;      /* forward's statements, in order */
     akg_ref_stmt *attrs; size_t n_attrs;    /* self.<target> = value in __init__ */
+    char *init_body;            /* __init__'s statements but super().__init__(), dedented to
+                                   column 0, one after another (NULL: none) */
     int syntax_errors;          /* tree-sitter ERROR/MISSING nodes */
     akg_range first_error;
 } akg_reference;
