@@ -1,13 +1,12 @@
 /*
- * design.h: what the Designer decides and the Coder lowers.
+ * design.h: the built-in Designer's answer for one Task.
  *
- * A design is the Designer's answer for one Task: the kind of computation
- * (a fused chain of pointwise ops, a softmax over one dim), its scalar
- * parameters and where their values come from (a constant, or an argument of
- * Model's constructor that ModelNew receives too), the tunable choices (block
- * and rows per thread), the lowering mode (fast vectorised maths or libm), and
- * the sketch text that states all of it in the Unified Sketch language. The
- * Coder lowers the design; the sketch is what the user reads and edits.
+ * The rules read the task (the parsed reference and the probe) and write a
+ * sketch: a complete, bound Unified Sketch, the design itself. What the rules
+ * read on the way (the kind of computation, its scalar parameters and where
+ * their values come from, the tunables and modes they chose, a family rule's
+ * reading of the task in `params`) stays here as provenance for the report
+ * and the store: no Coder reads it, every backend lowers the sketch alone.
  */
 #ifndef AKG_DESIGN_H
 #define AKG_DESIGN_H
@@ -54,8 +53,8 @@ typedef enum {
 } akg_design_kind;
 
 typedef enum {
-    AKG_MATH_FAST,    /* branch-free polynomial exp/log/erf that vectorise */
-    AKG_MATH_PRECISE  /* libm calls (the Designer's answer to a numerical failure) */
+    AKG_MATH_FAST,    /* the sketch's default math: polynomial exp/log/erf that vectorise */
+    AKG_MATH_PRECISE  /* a math("precise") hint (the answer to a numerical failure) */
 } akg_math_mode;
 
 typedef struct akg_design {
@@ -78,12 +77,12 @@ typedef struct akg_design {
     long block;               /* pointwise: elements per parallel block */
     long rows;                /* softmax: rows per parallel task */
     akg_math_mode math;
-    int parallel;             /* 1: OpenMP over blocks/rows */
-    int vectorize;            /* 1: simd loops */
-    int nontemporal;          /* pointwise: the store bypasses the caches for large outputs */
+    int parallel;             /* 1: the sketch's outer loop carries a parallel hint */
+    int vectorize;            /* 1: its inner computations carry vectorize hints */
+    int nontemporal;          /* pointwise: the store carries a nontemporal hint */
     /* AKG_DESIGN_FAMILY: "reduction", "norm", "scan", "loss", "matmul", "conv", "pool" */
     char family[24];
-    cJSON *params;            /* owned; what the family's emitter needs beyond the sketch */
+    cJSON *params;            /* owned; the family rule's reading of the task (provenance) */
     char *sketch_text;        /* owned; the Unified Sketch of this design */
 } akg_design;
 
@@ -128,31 +127,5 @@ int akg_rules_pool(const akg_reference *, const cJSON *, const cJSON *, int, akg
 /* The design as JSON (for the report and the store); the caller deletes it. */
 cJSON *akg_design_to_json(const akg_design *d);
 
-
-struct akg_sketch;
-
-/* The cpu/cpp emitter: lowers the checked sketch (sk, parsed from
- * d->sketch_text or edited by the user) to C++ and model_new.py; d supplies
- * what the sketch does not say (where scalars come from, the softmax dim,
- * a family's params). Tunables, hints and the computation are read from sk.
- * safe_mode (the Coder's answer to a build or runtime failure) drops OpenMP
- * and simd pragmas. The caller frees *out with akg_kernel_files_free. */
-int akg_cpp_emit(const akg_design *d, const struct akg_sketch *sk, const akg_reference *ref,
-                 int safe_mode, akg_kernel_files *out, char *err, size_t errlen);
-/* Family emitters (backends/cpu/cpp/emitter/emit_<family>.c), same contract. */
-int akg_cpp_emit_reduction(const akg_design *, const struct akg_sketch *, const akg_reference *,
-                           int, akg_kernel_files *, char *, size_t);
-int akg_cpp_emit_norm(const akg_design *, const struct akg_sketch *, const akg_reference *, int,
-                      akg_kernel_files *, char *, size_t);
-int akg_cpp_emit_scan(const akg_design *, const struct akg_sketch *, const akg_reference *, int,
-                      akg_kernel_files *, char *, size_t);
-int akg_cpp_emit_loss(const akg_design *, const struct akg_sketch *, const akg_reference *, int,
-                      akg_kernel_files *, char *, size_t);
-int akg_cpp_emit_matmul(const akg_design *, const struct akg_sketch *, const akg_reference *, int,
-                        akg_kernel_files *, char *, size_t);
-int akg_cpp_emit_conv(const akg_design *, const struct akg_sketch *, const akg_reference *, int,
-                      akg_kernel_files *, char *, size_t);
-int akg_cpp_emit_pool(const akg_design *, const struct akg_sketch *, const akg_reference *, int,
-                      akg_kernel_files *, char *, size_t);
 
 #endif

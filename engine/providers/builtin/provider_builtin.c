@@ -8,9 +8,6 @@
  * loop iteration (a zero-delay uv timer per request), so a caller never sees
  * its callback run inside the call that made the request, and a request
  * cancelled before its timer fires does no work at all.
- *
- * The session keeps the last design it answered: the transitional lowering
- * of sketches without a bind: section needs it (see builtin_lower).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +20,6 @@
 
 typedef struct {
     uv_loop_t *loop;
-    akg_design *design; /* the last design answered; owned */
 } builtin_session;
 
 /* One pending request. The timer's memory lives until its close callback
@@ -53,7 +49,6 @@ static void builtin_close(void *state)
     builtin_session *s = state;
     if (!s)
         return;
-    akg_design_free(s->design);
     free(s);
 }
 
@@ -84,55 +79,43 @@ static void builtin_design(builtin_session *s, const akg_design_request *req,
         akg_provider_complete_design(op, &a);
         return;
     }
-    /* Kept before answering: the callback may ask for code at once. */
-    akg_design_free(s->design);
-    s->design = d;
     cJSON *provenance = akg_design_to_json(d);
     akg_design_answer a = {.status = AKG_OK,
                            .sketch_text = d->sketch_text,
                            .op_name = d->op_name,
                            .provenance = provenance};
-    akg_provider_complete_design(op, &a);
+    akg_provider_complete_design(op, &a); /* the answer is valid only during the callback */
     cJSON_Delete(provenance);
+    akg_design_free(d);
 }
 
-extern const akg_backend akg_backend_cpu_cpp;
-
-/* Lowers req's sketch into files. A bound sketch goes to the backend's
- * emitter: the sketch alone is the design. */
-static int builtin_lower(builtin_session *s, const akg_code_request *req, akg_kernel_files *files,
-                         char *err, size_t errlen)
+/* Lowers req's sketch into files through the backend's emitter: the sketch alone is the
+ * design, so it must say where everything comes from in the task (its bind: section). */
+static int builtin_lower(const akg_code_request *req, akg_kernel_files *files, char *err,
+                         size_t errlen)
 {
     const akg_backend *be = req->backend;
-    if (akg_sketch_has_binding(req->sketch)) {
-        if (!be->emit)
-            return akg_fail(err, errlen, AKG_EUNSUPPORTED,
-                            "backend %s/%s has no emitter for sketches", be->name, be->dsl);
-        akg_emit_request er = {.ref = req->ref,
-                               .probe = req->probe,
-                               .safe = req->safe,
-                               .sketch_file = req->sketch_file};
-        return be->emit(req->sketch, &er, files, err, errlen);
-    }
-    /* TRANSITIONAL: families whose rules do not yet write a bind: section are
-     * lowered from the session's last design by the cpu/cpp backend's
-     * design-driven emitter (akg_cpp_emit). Remove this branch, the session's
-     * design and the include of design.h here once every family's sketch is
-     * bound; an unbound sketch is then an error like any other. */
-    if (!s->design || be != &akg_backend_cpu_cpp)
+    if (!akg_sketch_has_binding(req->sketch))
         return akg_fail(err, errlen, AKG_EUNSUPPORTED,
                         "sketch '%s' has no bind: section; only a bound sketch can be lowered "
                         "for %s/%s (add bind: items saying where each tensor and symbol comes "
                         "from in the task)",
                         akg_sketch_name(req->sketch), be->name, be->dsl);
-    return akg_cpp_emit(s->design, req->sketch, req->ref, req->safe ? 1 : 0, files, err, errlen);
+    if (!be->emit)
+        return akg_fail(err, errlen, AKG_EUNSUPPORTED,
+                        "backend %s/%s has no emitter for sketches", be->name, be->dsl);
+    akg_emit_request er = {.ref = req->ref,
+                           .probe = req->probe,
+                           .safe = req->safe,
+                           .sketch_file = req->sketch_file};
+    return be->emit(req->sketch, &er, files, err, errlen);
 }
 
 static void builtin_code(builtin_session *s, const akg_code_request *req, akg_provider_op *op)
 {
     char err[1024] = "";
     akg_kernel_files files = {0};
-    int rc = builtin_lower(s, req, &files, err, sizeof err);
+    int rc = builtin_lower(req, &files, err, sizeof err);
     if (rc == AKG_OK && (!files.kernel_source || !files.kernel_filename)) {
         rc = AKG_ENOMEM;
         snprintf(err, sizeof err, "the emitter of %s/%s returned no kernel source",
