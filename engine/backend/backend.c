@@ -1,5 +1,6 @@
 /*
- * backend.c: lookups in the backend registry (backends/registry.c).
+ * backend.c: lookups in the backend registry (backends/registry.c), and the
+ * kernel files every backend's emitter fills.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,4 +88,13 @@ void akg_argv_free(char **argv)
     for (char **a = argv; *a; a++)
         free(*a);
     free(argv);
+}
+
+void akg_kernel_files_free(akg_kernel_files *k)
+{
+    free(k->kernel_source);
+    free(k->kernel_filename);
+    free(k->library_filename);
+    free(k->model_new_source);
+    memset(k, 0, sizeof *k);
 }
