@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "akg/akg.h"
+#include "akg/backend.h"
 #include "akg/engine.h"
 #include "akg/harness.h"
 #include "akg/suite.h"
@@ -372,7 +373,7 @@ static void ask_baseline(akg_suite *s)
     ho.worker_script = script;
     ho.workers = 1;
     ho.threads = s->threads;
-    ho.device_kind = "cpu";
+    ho.device_kind = akg_backend_find(s->backend, s->dsl)->device_kind;
     int rc = akg_harness_new(s->loop, &ho, &s->env_pool, err, sizeof err);
     if (rc != AKG_OK) {
         s->env_pool = NULL;
@@ -465,8 +466,10 @@ int akg_suite_start(uv_loop_t *loop, const akg_suite_options *opts, akg_suite_cb
     if (threads < 1 || threads > AKG_SUITE_MAX_THREADS)
         return akg_fail(err, errlen, AKG_EINVAL, "threads must be from 1 to %d, not %d",
                         AKG_SUITE_MAX_THREADS, threads);
-    const char *backend = opts->backend ? opts->backend : "cpu";
-    const char *dsl = opts->dsl ? opts->dsl : "cpp";
+    /* the target: the first registered backend unless named */
+    const akg_backend *first = akg_backend_list()[0];
+    const char *backend = opts->backend ? opts->backend : first ? first->name : "";
+    const char *dsl = opts->dsl ? opts->dsl : first ? first->dsl : "";
     int rc = akg_target_check(backend, dsl, err, errlen);
     if (rc != AKG_OK)
         return rc;
@@ -489,7 +492,7 @@ int akg_suite_start(uv_loop_t *loop, const akg_suite_options *opts, akg_suite_cb
     s->filter = opts->filter && *opts->filter ? akg_strdup(opts->filter) : NULL;
     s->backend = akg_strdup(backend);
     s->dsl = akg_strdup(dsl);
-    s->arch = dup_or(opts->arch, "x86_64");
+    s->arch = dup_or(opts->arch, akg_backend_find(backend, dsl)->default_arch);
     s->workflow = opts->workflow ? akg_strdup(opts->workflow) : NULL;
     s->runs_dir = opts->runs_dir ? akg_strdup(opts->runs_dir) : NULL;
     const char *python = opts->python && *opts->python ? opts->python : getenv("AKG_PYTHON");

@@ -1,7 +1,7 @@
 /*
  * backend.h: the seam every target plugs into.
  *
- * A backend is one (device, DSL) pair — cpu/cpp today — and registers an
+ * A backend is one (device, DSL) pair and registers an
  * akg_backend: its names, the harness pool it runs on (the device kind), its
  * Coder (a checked, bound sketch to kernel source and the drop-in
  * model_new.py), and its build step. The pipeline dispatches through this

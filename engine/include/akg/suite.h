@@ -148,7 +148,7 @@ const char *akg_suite_one_line(const char *text, char *out, size_t n, size_t max
 typedef struct {
     const char *suite_dir;            /* the folder (required) */
     const char *filter;               /* only references whose family/name.py contains it */
-    const char *backend, *dsl, *arch; /* NULL: cpu, cpp, x86_64 */
+    const char *backend, *dsl, *arch; /* NULL: the first registered backend, its arch */
     const char *workflow;             /* every job's; NULL: the DSL config's default_workflow */
     int jobs;                         /* jobs at once, 1..AKG_SUITE_MAX_JOBS; 0 means 1 */
     int threads;                      /* threads of the kernels and the baseline; 0: all cores */
