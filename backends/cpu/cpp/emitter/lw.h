@@ -81,6 +81,7 @@ struct lw_val {
     int64_t vw;                    /* reg: lanes per vector */
     bool is_output;                /* TENSOR: stored to by the sketch */
     bool stable;                   /* storage a loop or if writes into (see lw_stmt.c) */
+    const char *owner;             /* stable: the name whose storage it is */
     bool identity;                 /* VIEW: the whole base, element for element */
 
     /* VIEW */
@@ -92,6 +93,10 @@ struct lw_val {
     lw_val *mask;                  /* element mask (bool value), or NULL */
     int base_version;
     bool guard[LW_MAXR];           /* per base dim: the index may leave the base */
+    lw_val *pos[LW_MAXR];          /* per base dim: an integer tile whose elements are the
+                                      positions read along it (an index tile), or NULL */
+    signed char pos_tdim[LW_MAXR][LW_MAXR]; /* per base dim with pos: the tile dim each dim
+                                               of the index tile runs along, -1 for none */
 
     /* EXPR */
     const lw_op *op;
@@ -153,6 +158,11 @@ typedef struct lw_ctx {
     lw_val *gemm_in_place;  /* the accumulator a gemm statement may update in place */
     size_t n_heap;
     void *uses;          /* the use analysis (lw_stmt.c) */
+    /* A dry run of a loop or if (its code discarded) to learn the value a name it binds
+     * has at the end of one of its blocks (lw_stmt.c, probe) */
+    bool dry;
+    const char *probe_name;
+    lw_val *probe_val;
 } lw_ctx;
 
 /* ---- lw_core.c: arena, errors, emission, names, C++ types ---- */
@@ -180,6 +190,10 @@ const char *lw_float_lit(lw_ctx *L, double v, const char *ct);
  * variables, scalars): floor division and modulo as the language defines
  * them. Sets *known and *k when it folds to a constant. Fails on tiles. */
 const char *lw_index(lw_ctx *L, const akg_sketch_expr *e, bool *known, int64_t *k);
+/* Whether a - b is a constant whatever the symbols and loop variables are (both sides the
+ * same linear form up to a constant); *k is its value. */
+bool lw_index_difference(lw_ctx *L, const akg_sketch_expr *a, const akg_sketch_expr *b,
+                         int64_t *k);
 /* An integer expression of the sketch as a dimension. */
 lw_dim lw_index_dim(lw_ctx *L, const akg_sketch_expr *e);
 /* Whether an integer expression is known non-negative (sizes, loop variables
@@ -194,12 +208,17 @@ void lw_memo_reset(lw_ctx *L);
  * `shape` (the tile: same extents as the region up to unit dimensions). */
 lw_val *lw_view(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, akg_dtype dt, int rank,
                 const lw_dim *shape);
+/* Whether view v reads some base dim through an index tile (positions are data, not an
+ * affine function of the tile index). */
+bool lw_view_has_pos(const lw_val *v);
 /* The region's shape (extents of the kept dimensions). */
 int lw_region_shape(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, lw_dim *shape);
 /* The element of v at the index tuple idx (C++ texts, one per dim of v), as a
  * C++ expression of v's computation type. Emits temporaries with lw_line when
  * needed. guards: check view bounds (false on the proven interior). */
 const char *lw_elem(lw_ctx *L, lw_val *v, const char *const *idx, bool guards);
+/* The position along base dim d of a view with an index tile on d, at tile index idx. */
+const char *lw_view_pos(lw_ctx *L, lw_val *v, int d, const char *const *idx, bool guards);
 /* The address expression of element idx of a TENSOR or BUF. */
 const char *lw_addr(lw_ctx *L, lw_val *v, const char *const *idx);
 /* The valid index range [*lo, *hi) of tile dim d of a VIEW of v's base
@@ -227,6 +246,10 @@ void lw_emit_nest_raw(lw_ctx *L, int rank, const lw_dim *ext, const char *const 
                       const char *const *clip_hi, const char *const *raw_lo,
                       const char *const *raw_hi, lw_val *const *reads, int n_reads, bool simd,
                       lw_body_fn body, void *user);
+/* A nest over the leading `rank` dims of every value in `reads` (the outer loops of a
+ * reduction or scan, whose body runs an inner nest over the remaining dims). */
+void lw_emit_nest_outer(lw_ctx *L, int rank, const lw_dim *ext, lw_val *const *reads,
+                        int n_reads, lw_body_fn body, void *user);
 /* Fresh loop-index names. */
 const char *lw_fresh(lw_ctx *L, const char *stem);
 
@@ -268,6 +291,8 @@ void lw_set_strides(lw_ctx *L, lw_val *b);
 
 /* ---- lw_expr.c: values of expressions ---- */
 lw_val *lw_value_of(lw_ctx *L, const akg_sketch_expr *e);
+/* Whether e is an integer expression of scalars only (indices, symbols, loop variables). */
+bool lw_is_index_expr(lw_ctx *L, const akg_sketch_expr *e);
 lw_val *lw_scalar(lw_ctx *L, akg_dtype dt, const char *c);
 lw_val *lw_elementwise(lw_ctx *L, const char *name, lw_val *const *args, int n);
 lw_val *lw_cast(lw_ctx *L, lw_val *x, akg_dtype dt);

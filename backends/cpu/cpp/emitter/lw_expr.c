@@ -350,7 +350,7 @@ static lw_val *call_value(lw_ctx *L, const akg_sketch_expr *e)
                 return NULL;
             /* acc + a @ b is a new value: accumulate into a copy (the statement form
              * `gemm(a, b, acc)` and `acc = gemm(a, b, acc)` update acc in place) */
-            acc = L->gemm_in_place == a0 ? a0 : lw_copy_to_buffer(L, a0);
+            acc = L->gemm_in_place == a0 && a0->kind == LV_BUF ? a0 : lw_copy_to_buffer(L, a0);
         }
         return lw_gemm(L, a, b, acc, bool_kwarg(L, e, "trans_a", false),
                        bool_kwarg(L, e, "trans_b", false));
@@ -612,6 +612,11 @@ lw_val *lw_value_of(lw_ctx *L, const akg_sketch_expr *e)
     default:
         return lw_fail(L, "this expression has no value on the cpu/cpp backend"), NULL;
     }
+}
+
+bool lw_is_index_expr(lw_ctx *L, const akg_sketch_expr *e)
+{
+    return int_scalar_expr(L, e);
 }
 
 lw_val *lw_copy_to_buffer(lw_ctx *L, lw_val *v)

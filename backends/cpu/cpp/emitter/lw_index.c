@@ -6,6 +6,8 @@
  * loop variables of ranges that start at 0 or more, constants) use C++'s own
  * division; others go through akg_fdiv/akg_fmod of the prelude. Constants
  * fold, so tile shapes written with constexprs are known at compile time.
+ * Differences fold too when the two sides are the same linear form up to a
+ * constant (`M - 1:M` is one element whatever M is).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,4 +320,134 @@ lw_dim lw_index_dim(lw_ctx *L, const akg_sketch_expr *e)
     d.varies = L->saw_loopvar;
     L->saw_loopvar = saw || d.varies;
     return d;
+}
+
+/* ---- linear forms: constant + sum of coef * atom (an atom is a name or any other
+ * non-linear subexpression, compared by its text) ---- */
+
+#define LIN_TERMS 16
+
+typedef struct {
+    int64_t c;
+    int n;
+    const char *atom[LIN_TERMS];
+    int64_t coef[LIN_TERMS];
+    bool ok;
+} lin_form;
+
+static void lin_term(lin_form *f, const char *atom, int64_t coef)
+{
+    for (int i = 0; i < f->n; i++)
+        if (!strcmp(f->atom[i], atom)) {
+            f->ok &= !__builtin_add_overflow(f->coef[i], coef, &f->coef[i]);
+            return;
+        }
+    if (f->n == LIN_TERMS) {
+        f->ok = false;
+        return;
+    }
+    f->atom[f->n] = atom;
+    f->coef[f->n++] = coef;
+}
+
+static void lin_const(lin_form *f, int64_t v)
+{
+    f->ok &= !__builtin_add_overflow(f->c, v, &f->c);
+}
+
+static bool lin_is_const(const lin_form *f)
+{
+    for (int i = 0; i < f->n; i++)
+        if (f->coef[i])
+            return false;
+    return true;
+}
+
+/* Adds scale * e to f. */
+static void lin_add(lw_ctx *L, const akg_sketch_expr *e, int64_t scale, lin_form *f, int depth)
+{
+    if (!f->ok || !e || depth > 64) {
+        f->ok = false;
+        return;
+    }
+    int64_t t;
+    switch (akg_sketch_expr_get_kind(e)) {
+    case AKG_SKETCH_EXPR_INT:
+        f->ok &= !__builtin_mul_overflow(akg_sketch_expr_int(e), scale, &t);
+        lin_const(f, t);
+        return;
+    case AKG_SKETCH_EXPR_NAME: {
+        bool known = false;
+        int64_t k = 0;
+        lw_val *v = lw_lookup(L, akg_sketch_expr_text(e));
+        if (v && v->kind == LV_SCALAR && !lw_is_float(v->dt)) {
+            /* a symbol refined to a constant */
+            char *end = NULL;
+            long long lit = strtoll(v->c, &end, 10);
+            known = end && end != v->c && *end == '\0';
+            k = lit;
+        } else if (!v) {
+            const_name(L, akg_sketch_expr_text(e), &known, &k);
+        }
+        if (known) {
+            f->ok &= !__builtin_mul_overflow(k, scale, &t);
+            lin_const(f, t);
+        } else {
+            lin_term(f, akg_sketch_expr_text(e), scale);
+        }
+        return;
+    }
+    case AKG_SKETCH_EXPR_UNARY: {
+        const char *op = akg_sketch_expr_text(e);
+        if (!strcmp(op, "+") || !strcmp(op, "-")) {
+            lin_add(L, akg_sketch_expr_lhs(e), op[0] == '-' ? -scale : scale, f, depth + 1);
+            return;
+        }
+        break;
+    }
+    case AKG_SKETCH_EXPR_BINARY: {
+        const char *op = akg_sketch_expr_text(e);
+        const akg_sketch_expr *a = akg_sketch_expr_lhs(e), *b = akg_sketch_expr_rhs(e);
+        if (!strcmp(op, "+") || !strcmp(op, "-")) {
+            lin_add(L, a, scale, f, depth + 1);
+            lin_add(L, b, op[0] == '-' ? -scale : scale, f, depth + 1);
+            return;
+        }
+        if (!strcmp(op, "*")) {
+            lin_form fa = {.ok = true}, fb = {.ok = true};
+            lin_add(L, a, 1, &fa, depth + 1);
+            lin_add(L, b, 1, &fb, depth + 1);
+            const lin_form *k = fa.ok && lin_is_const(&fa) ? &fa
+                                : fb.ok && lin_is_const(&fb) ? &fb
+                                                             : NULL;
+            if (k && !__builtin_mul_overflow(k->c, scale, &t)) {
+                lin_add(L, k == &fa ? b : a, t, f, depth + 1);
+                return;
+            }
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    /* any other subexpression is an atom of its own */
+    char *text = akg_sketch_expr_to_string(e);
+    if (!text) {
+        f->ok = false;
+        return;
+    }
+    lin_term(f, lw_strf(L, "%s", text), scale);
+    free(text);
+}
+
+bool lw_index_difference(lw_ctx *L, const akg_sketch_expr *a, const akg_sketch_expr *b,
+                         int64_t *k)
+{
+    lin_form f = {.ok = true};
+    lin_add(L, a, 1, &f, 0);
+    lin_add(L, b, -1, &f, 0);
+    if (!f.ok || !lin_is_const(&f))
+        return false;
+    *k = f.c;
+    return true;
 }

@@ -244,22 +244,39 @@ static bool tree_simd(const lw_val *v, int64_t *len, int depth)
     return s;
 }
 
-void lw_emit_nest_raw(lw_ctx *L, int rank, const lw_dim *ext, const char *const *clip_lo,
+/* lead: the domain is the leading dims of every read (the outer loops of a reduction or a
+ * scan); otherwise reads broadcast onto it, aligned on their last dims. */
+static void emit_nest(lw_ctx *L, int rank, const lw_dim *ext, const char *const *clip_lo,
                       const char *const *clip_hi, const char *const *raw_lo,
                       const char *const *raw_hi, lw_val *const *reads, int n_reads, bool simd,
-                      lw_body_fn body, void *user);
+                      bool lead, lw_body_fn body, void *user);
 
 void lw_emit_nest(lw_ctx *L, int rank, const lw_dim *ext, const char *const *clip_lo,
                   const char *const *clip_hi, lw_val *const *reads, int n_reads, bool simd,
                   lw_body_fn body, void *user)
 {
-    lw_emit_nest_raw(L, rank, ext, clip_lo, clip_hi, NULL, NULL, reads, n_reads, simd, body, user);
+    emit_nest(L, rank, ext, clip_lo, clip_hi, NULL, NULL, reads, n_reads, simd, false, body, user);
 }
 
 void lw_emit_nest_raw(lw_ctx *L, int rank, const lw_dim *ext, const char *const *clip_lo,
                       const char *const *clip_hi, const char *const *raw_lo,
                       const char *const *raw_hi, lw_val *const *reads, int n_reads, bool simd,
                       lw_body_fn body, void *user)
+{
+    emit_nest(L, rank, ext, clip_lo, clip_hi, raw_lo, raw_hi, reads, n_reads, simd, false, body,
+              user);
+}
+
+void lw_emit_nest_outer(lw_ctx *L, int rank, const lw_dim *ext, lw_val *const *reads,
+                        int n_reads, lw_body_fn body, void *user)
+{
+    emit_nest(L, rank, ext, NULL, NULL, NULL, NULL, reads, n_reads, false, true, body, user);
+}
+
+static void emit_nest(lw_ctx *L, int rank, const lw_dim *ext, const char *const *clip_lo,
+                      const char *const *clip_hi, const char *const *raw_lo,
+                      const char *const *raw_hi, lw_val *const *reads, int n_reads, bool simd,
+                      bool lead, lw_body_fn body, void *user)
 {
     if (!lw_ok(L))
         return;
@@ -292,7 +309,7 @@ void lw_emit_nest_raw(lw_ctx *L, int rank, const lw_dim *ext, const char *const 
         if (!v)
             continue;
         for (int j = 0; j < v->rank; j++) {
-            int d = rank - v->rank + j;
+            int d = lead ? (j < rank ? j : -1) : rank - v->rank + j;
             map[j] = d < 0 || (v->dim[j].known && v->dim[j].k == 1 &&
                                !(ext[d].known && ext[d].k == 1))
                          ? -1

@@ -4,10 +4,18 @@
  * Python scoping meets C++ scoping here. A name that a loop or an `if`
  * assigns and that is read after it (or in the loop's next iteration) gets
  * storage declared before the construct: a buffer for a tile, a mutable
- * variable for a scalar; assignments inside then write into it. Every other
- * name bound inside a construct is forgotten at its end. Lazy values (views,
- * elementwise expressions) are materialised before the storage they read is
- * written, when they are still to be read ("live").
+ * variable for a scalar; assignments inside then write into it (and an
+ * `alloc` of it inside is that storage). A name first bound inside the
+ * construct gets the same: a loop variable an int64 that each iteration
+ * sets (its last value; OpenMP lastprivate across a parallel loop), any
+ * other name storage of the type and shape a dry run of the construct finds
+ * for it. Every other name bound inside a construct is forgotten at its end.
+ * Lazy values (views, elementwise expressions) are materialised before the
+ * storage they read is written, when they are still to be read ("live").
+ * Assignment copies a tile (`b = a` and then a write into `a` leaves `b` as
+ * it was): names share a buffer until one of them is written, and then the
+ * others that are live get a copy; storage a construct writes into belongs
+ * to one name.
  *
  * Tiles: `alloc` with a tier gives storage in that tier; a tile with no tier
  * (or "fastest") that is filled by one whole load and otherwise only read is
@@ -285,8 +293,14 @@ static bool depends(const lw_val *v, const lw_val *s, int depth)
         return false;
     if (v == s)
         return true;
-    if (v->kind == LV_VIEW)
-        return v->base == s || depends(v->mask, s, depth + 1);
+    if (v->kind == LV_VIEW) {
+        if (v->base == s || depends(v->mask, s, depth + 1))
+            return true;
+        for (int b = 0; v->base && b < v->base->rank; b++)
+            if (depends(v->pos[b], s, depth + 1))
+                return true;
+        return false;
+    }
     if (v->kind == LV_EXPR)
         for (int i = 0; i < v->nargs; i++)
             if (depends(v->arg[i], s, depth + 1))
@@ -294,11 +308,17 @@ static bool depends(const lw_val *v, const lw_val *s, int depth)
     return false;
 }
 
-/* Materialises every live lazy value that reads storage s (about to be written). */
-static void force_dependents(lw_ctx *L, lw_val *s, lw_val *except)
+/* Materialises every live lazy value that reads storage s (about to be written through
+ * the name `writer`), and copies s for the other live names bound to it. */
+static void force_dependents(lw_ctx *L, lw_val *s, lw_val *except, const char *writer)
 {
     for (size_t i = 0; i < L->n_env && lw_ok(L); i++) {
         lw_val *v = L->env[i].val;
+        if (v == s && s->kind == LV_BUF && strcmp(L->env[i].name, writer) &&
+            is_live(L, L->env[i].name)) {
+            L->env[i].val = lw_copy_to_buffer(L, s);
+            continue;
+        }
         if (!v || v == except || (v->kind != LV_VIEW && v->kind != LV_EXPR))
             continue;
         if (v->kind == LV_VIEW && !v->base)
@@ -321,6 +341,8 @@ static bool same_access(const lw_val *v, const lw_val *s, const lw_val *dst, int
     if (v->kind == LV_VIEW) {
         if (v->mask && !same_access(v->mask, s, dst, depth + 1))
             return false;
+        if (lw_view_has_pos(v) || lw_view_has_pos(dst)) /* positions are data */
+            return !depends(v, s, 0);
         if (v->base != s)
             return true;
         if (!dst)
@@ -416,6 +438,71 @@ static bool writes_tile(lw_ctx *L, const akg_sketch_stmt *st, const char *name)
     return false;
 }
 
+/* Every tile name statement st writes in place (loads, stores, destinations), anywhere
+ * inside. */
+static void stmt_writes(lw_ctx *L, const akg_sketch_stmt *st, nameset *s)
+{
+    akg_sketch_stmt_kind k = akg_sketch_stmt_get_kind(st);
+    if (k == AKG_SKETCH_STMT_FOR || k == AKG_SKETCH_STMT_IF) {
+        for (int w = 0; w < 2; w++)
+            for (size_t i = 0; i < akg_sketch_stmt_body_count(st, w); i++)
+                stmt_writes(L, akg_sketch_stmt_body_at(st, w, i), s);
+        return;
+    }
+    const char *name = NULL;
+    if (k == AKG_SKETCH_STMT_LOAD || k == AKG_SKETCH_STMT_STORE) {
+        bool whole;
+        name = target_name(akg_sketch_move_target(st), &whole);
+    } else if (k == AKG_SKETCH_STMT_CALL) {
+        const akg_sketch_expr *d = call_dst(akg_sketch_call_expr(st));
+        if (d && akg_sketch_expr_get_kind(d) == AKG_SKETCH_EXPR_NAME)
+            name = akg_sketch_expr_text(d);
+    }
+    if (name)
+        ns_add(L, s, name);
+}
+
+/* Whether v is a lazy tile value (an elementwise computation, or a view of storage) that
+ * has no storage of its own to write into. */
+static bool lazy_tile(const lw_val *v)
+{
+    return v && (v->kind == LV_EXPR || (v->kind == LV_VIEW && v->base));
+}
+
+/* Whether another name bound to v is still to be read: inside construct st (when given,
+ * before that name is bound anew there) or after the statement being lowered. */
+static bool aliased(lw_ctx *L, const char *name, const lw_val *v, const akg_sketch_stmt *st)
+{
+    for (size_t i = 0; i < L->n_env; i++) {
+        const char *other = L->env[i].name;
+        if (L->env[i].val != v || !strcmp(other, name))
+            continue;
+        if (is_live(L, other))
+            return true;
+        bool is_if = st && akg_sketch_stmt_get_kind(st) == AKG_SKETCH_STMT_IF;
+        for (int w = 0; st && w < (is_if ? 2 : 1); w++) {
+            block body = {st, w, akg_sketch_stmt_body_count(st, w)};
+            if (first_touch(L, &body, 0, body.n, other) > 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The storage of tile `name` about to be written in place: a lazy value (`acc = zeros(...)`
+ * then `gemm(a, b, acc)`) is materialised into a buffer first, and a buffer that a loop or
+ * if keeps for another name is copied. Assignment copies a tile, so the name alone is
+ * rebound. */
+static lw_val *writable(lw_ctx *L, const char *name, lw_val *v)
+{
+    if (!lazy_tile(v) && !(v && v->kind == LV_BUF && v->stable && strcmp(v->owner, name)))
+        return v;
+    lw_val *b = lw_copy_to_buffer(L, v);
+    if (b)
+        lw_bind(L, name, b);
+    return b;
+}
+
 static bool assigns(const akg_sketch_stmt *st, const char *name)
 {
     if (akg_sketch_stmt_get_kind(st) != AKG_SKETCH_STMT_ASSIGN)
@@ -423,6 +510,23 @@ static bool assigns(const akg_sketch_stmt *st, const char *name)
     for (size_t i = 0; i < akg_sketch_assign_target_count(st); i++)
         if (!strcmp(akg_sketch_assign_target(st, i), name))
             return true;
+    return false;
+}
+
+/* Whether a statement of block b (from `from` on) writes tile `name` in place before a
+ * statement at its top level binds the name anew (a load into a tile allocated inside a
+ * loop does not write the tile the name held before the loop). */
+static bool writes_before_rebind(lw_ctx *L, const block *b, size_t from, const char *name)
+{
+    for (size_t i = from; i < b->n; i++) {
+        const akg_sketch_stmt *st = blk_at(L, b, i);
+        if (writes_tile(L, st, name))
+            return true;
+        akg_sketch_stmt_kind k = akg_sketch_stmt_get_kind(st);
+        if ((k == AKG_SKETCH_STMT_ALLOC && !strcmp(akg_sketch_alloc_name(st), name)) ||
+            assigns(st, name))
+            return false;
+    }
     return false;
 }
 
@@ -574,6 +678,24 @@ static lw_val *lookup_storage(lw_ctx *L, const char *name)
     return v;
 }
 
+/* Fills buffer b with 0 (zero) or -inf (an init_zero or init_neg_inf allocation). */
+static void init_fill(lw_ctx *L, lw_val *b, bool zero)
+{
+    if (b->reg) {
+        lw_line(L, "for (int q = 0; q < %lld; ++q) for (int w = 0; w < %lld; ++w) "
+                   "%s[q][w] = akg_splat<akg_v%lld>(%s);",
+                (long long)b->dim[0].k, (long long)(b->dim[1].k / b->vw), b->ptr,
+                (long long)b->vw, zero ? "0.0f" : "-INFINITY");
+        return;
+    }
+    bool known;
+    int64_t n;
+    const char *count = lw_count(L, b->rank, b->dim, &known, &n);
+    lw_line(L, "for (int64_t q = 0; q < %s; ++q) %s[q] = %s;", count, b->ptr,
+            zero ? lw_float_lit(L, 0, lw_comptype(b->dt))
+                 : lw_strf(L, "-std::numeric_limits<%s>::infinity()", lw_comptype(b->dt)));
+}
+
 static void do_alloc(lw_ctx *L, const akg_sketch_stmt *st)
 {
     const char *name = akg_sketch_alloc_name(st);
@@ -594,6 +716,24 @@ static void do_alloc(lw_ctx *L, const akg_sketch_stmt *st)
     bool zero = akg_sketch_alloc_has_hint(st, "init_zero");
     bool neg_inf = akg_sketch_alloc_has_hint(st, "init_neg_inf");
     frame *f = cur_frame(L);
+    /* a tile a loop or if keeps for this name (it is read after the construct, or in the next
+     * iteration): the allocation is that storage */
+    lw_val *cur = lw_lookup(L, name);
+    if (cur && cur->kind == LV_BUF && cur->stable && !strcmp(cur->owner, name)) {
+        bool same = cur->rank == rank && (!dt || dt == cur->dt);
+        for (int d = 0; same && d < rank; d++)
+            same = lw_dim_equal(cur->dim[d], dim[d]);
+        if (!same) {
+            lw_fail(L, "tile '%s' is allocated with another shape or dtype than it has before "
+                       "this loop or if, and read after it; the Coder keeps one buffer for it, "
+                       "so keep its shape and dtype",
+                    name);
+            return;
+        }
+        if (zero || neg_inf)
+            init_fill(L, cur, zero);
+        return;
+    }
     if ((tier == TIER_NONE || tier == TIER_FASTEST) && !zero && !neg_inf &&
         view_eligible(L, name)) {
         lw_val *v = lw_new(L, LV_VIEW); /* filled by the load */
@@ -637,10 +777,7 @@ static void do_alloc(lw_ctx *L, const akg_sketch_stmt *st)
             lw_line(L, "akg_v%lld %s[%lld][%lld];", (long long)vw, r->ptr, (long long)dim[0].k,
                     (long long)(dim[1].k / vw));
             if (zero || neg_inf)
-                lw_line(L, "for (int q = 0; q < %lld; ++q) for (int w = 0; w < %lld; ++w) "
-                           "%s[q][w] = akg_splat<akg_v%lld>(%s);",
-                        (long long)dim[0].k, (long long)(dim[1].k / vw), r->ptr, (long long)vw,
-                        zero ? "0.0f" : "-INFINITY");
+                init_fill(L, r, zero);
             lw_bind(L, name, r);
             return;
         }
@@ -656,14 +793,8 @@ static void do_alloc(lw_ctx *L, const akg_sketch_stmt *st)
                                  tier == TIER_NONE ? TIER_FAST : tier, name, layout, P);
     if (!b)
         return;
-    if (zero || neg_inf) {
-        bool known;
-        int64_t n;
-        const char *count = lw_count(L, rank, dim, &known, &n);
-        lw_line(L, "for (int64_t q = 0; q < %s; ++q) %s[q] = %s;", count, b->ptr,
-                zero ? lw_float_lit(L, 0, lw_comptype(b->dt))
-                     : lw_strf(L, "-std::numeric_limits<%s>::infinity()", lw_comptype(b->dt)));
-    }
+    if (zero || neg_inf)
+        init_fill(L, b, zero);
     lw_bind(L, name, b);
 }
 
@@ -742,6 +873,9 @@ static void do_load(lw_ctx *L, const akg_sketch_stmt *st)
         lw_bind(L, tname, v);
         return;
     }
+    t = writable(L, tname, t);
+    if (!t)
+        return;
     if (t->kind != LV_BUF) {
         lw_fail(L, "tile '%s' holds a computed value; loads write into allocated tiles", tname);
         return;
@@ -768,7 +902,7 @@ static void do_load(lw_ctx *L, const akg_sketch_stmt *st)
     if (depends(v, t, 0)) { /* a tile loaded from itself: read everything first */
         v = lw_force(L, v, TIER_FAST);
     }
-    force_dependents(L, t, NULL);
+    force_dependents(L, t, NULL, tname);
     if (whole) {
         lw_assign_into(L, t, v);
     } else {
@@ -789,6 +923,9 @@ static void do_store(lw_ctx *L, const akg_sketch_stmt *st)
     lw_val *base = lookup_storage(L, tname);
     if (!v || !base)
         return;
+    base = writable(L, tname, base);
+    if (!base)
+        return;
     if (base->kind != LV_TENSOR && base->kind != LV_BUF) {
         lw_fail(L, "'%s' is not storage the kernel can write; store into a tensor or an "
                    "allocated tile",
@@ -808,7 +945,7 @@ static void do_store(lw_ctx *L, const akg_sketch_stmt *st)
         return;
     if (!same_access(v, base, dst, 0) || (mask && !same_access(mask, base, dst, 0)))
         v = lw_force(L, v, TIER_FAST);
-    force_dependents(L, base, v);
+    force_dependents(L, base, v, tname);
     lw_store(L, dst, v, mask);
 }
 
@@ -817,7 +954,7 @@ static void do_store(lw_ctx *L, const akg_sketch_stmt *st)
 static void assign_name(lw_ctx *L, const char *name, lw_val *v)
 {
     lw_val *cur = lw_lookup(L, name);
-    if (cur && cur->stable) {
+    if (cur && cur->stable && !strcmp(cur->owner, name)) {
         if (cur->kind == LV_SCALAR) {
             if (v->kind != LV_SCALAR) {
                 lw_fail(L, "'%s' is a scalar before this loop or if and a tile inside it", name);
@@ -839,7 +976,7 @@ static void assign_name(lw_ctx *L, const char *name, lw_val *v)
         }
         if (!same_access(v, cur, NULL, 0))
             v = lw_force(L, v, TIER_FAST);
-        force_dependents(L, cur, v);
+        force_dependents(L, cur, v, name);
         lw_assign_into(L, cur, v);
         return;
     }
@@ -866,8 +1003,22 @@ static void do_assign(lw_ctx *L, const akg_sketch_stmt *st)
     }
     const char *name = akg_sketch_assign_target(st, 0);
     lw_val *cur = lw_lookup(L, name);
-    /* `acc = gemm(a, b, acc)` accumulates in place */
-    L->gemm_in_place = cur;
+    /* `acc = gemm(a, b, acc)` accumulates in place (the whole right-hand side: nothing else
+     * reads the old acc); what still reads acc's storage is kept first */
+    const akg_sketch_expr *acc = NULL;
+    if (!strcmp(op, "=") && akg_sketch_expr_get_kind(e) == AKG_SKETCH_EXPR_CALL &&
+        !strcmp(akg_sketch_expr_text(e), "gemm"))
+        acc = akg_sketch_expr_item_count(e) > 2 ? akg_sketch_expr_item(e, 2)
+                                                : akg_sketch_expr_kwarg(e, "acc");
+    if (cur && cur->kind == LV_BUF && acc &&
+        akg_sketch_expr_get_kind(acc) == AKG_SKETCH_EXPR_NAME &&
+        !strcmp(akg_sketch_expr_text(acc), name)) {
+        cur = writable(L, name, cur);
+        if (!cur)
+            return;
+        force_dependents(L, cur, NULL, name);
+        L->gemm_in_place = cur;
+    }
     lw_val *v = lw_value_of(L, e);
     L->gemm_in_place = NULL;
     if (!v)
@@ -889,7 +1040,7 @@ static void do_assign(lw_ctx *L, const akg_sketch_stmt *st)
         if (!v)
             return;
     }
-    if (v->kind == LV_SCALAR && !(cur && cur->stable)) {
+    if (v->kind == LV_SCALAR && !(cur && cur->stable && !strcmp(cur->owner, name))) {
         /* name the scalar: later statements read one variable, not the expression again */
         const char *var = lw_fresh(L, "sc");
         lw_line(L, "const %s %s = %s;", lw_comptype(v->dt), var, v->c);
@@ -913,6 +1064,9 @@ static void do_call(lw_ctx *L, const akg_sketch_stmt *st)
     }
     const char *name = akg_sketch_expr_text(d);
     lw_val *t = lookup_storage(L, name);
+    if (!t)
+        return;
+    t = writable(L, name, t);
     if (!t)
         return;
     if (t->kind == LV_VIEW && !t->base) {
@@ -939,7 +1093,7 @@ static void do_call(lw_ctx *L, const akg_sketch_stmt *st)
             lw_index(L, ta, &kta, &vta);
         if (tb)
             lw_index(L, tb, &ktb, &vtb);
-        force_dependents(L, t, NULL);
+        force_dependents(L, t, NULL, name);
         lw_gemm(L, a, b, t, vta != 0, vtb != 0);
         return;
     }
@@ -968,62 +1122,52 @@ static void do_call(lw_ctx *L, const akg_sketch_stmt *st)
         return;
     if (!same_access(v, t, NULL, 0))
         v = lw_force(L, v, TIER_FAST);
-    force_dependents(L, t, v);
+    force_dependents(L, t, v, name);
     lw_assign_into(L, t, v);
 }
 
-/* Names a construct assigns that are read after it (or, for a loop, in its next
- * iteration) get storage before it. */
-static void stabilise(lw_ctx *L, const akg_sketch_stmt *st, bool loop)
+/* Gives tile `name` (now v) storage of its own that construct st keeps writing into: v itself
+ * when it is a buffer no other name still reads, else a copy. */
+static void own_storage(lw_ctx *L, const char *name, lw_val *v, const akg_sketch_stmt *st)
 {
-    nameset w = {0};
-    stmt_rebinds(L, st, &w);
-    block body = {st, 0, loop ? akg_sketch_stmt_body_count(st, 0) : 0};
-    const char *var = loop ? akg_sketch_for_var(st) : NULL;
-    for (size_t i = 0; i < w.n && lw_ok(L); i++) {
-        const char *name = w.v[i];
-        if (var && !strcmp(name, var))
-            continue;
-        bool carried = loop && first_touch(L, &body, 0, body.n, name) > 0;
-        if (!is_live(L, name) && !carried)
-            continue;
-        lw_val *v = lw_lookup(L, name);
-        if (!v) {
-            /* defined inside and read only there (each iteration defines it first) */
-            if (!is_live(L, name))
-                continue;
-            lw_fail(L, "'%s' is given a value inside this %s and read after it; give it a "
-                       "value (or allocate it) before the %s",
-                    name, loop ? "loop" : "if", loop ? "loop" : "if");
+    if (v->kind != LV_BUF || v->stable || aliased(L, name, v, st)) {
+        v = lw_copy_to_buffer(L, v);
+        if (!v)
             return;
-        }
-        if (v->stable)
-            continue;
-        if (v->kind == LV_SCALAR) {
-            const char *var2 = lw_fresh(L, "mv");
-            lw_line(L, "%s %s = %s;", lw_comptype(v->dt), var2, v->c);
-            lw_val *s = lw_scalar(L, v->dt, var2);
-            if (!s)
-                return;
-            s->stable = true;
-            s->loopvar = true;
-            lw_bind(L, name, s);
-            continue;
-        }
-        if (v->kind == LV_VIEW && !v->base)
-            continue; /* an allocation still waiting for its load: it is loaded inside */
-        if (v->kind != LV_BUF || v->reg) {
-            if (v->kind == LV_BUF && v->reg) {
-                v->stable = true;
-                continue;
-            }
-            v = lw_copy_to_buffer(L, v);
-            if (!v)
-                return;
-            lw_bind(L, name, v);
-        }
-        v->stable = true;
+        lw_bind(L, name, v);
     }
+    v->stable = true;
+    v->owner = name;
+}
+
+/* Whether a for loop inside statement st (or st itself) runs over `name`. */
+static bool binds_loop_var(const akg_sketch_stmt *st, const char *name)
+{
+    akg_sketch_stmt_kind k = akg_sketch_stmt_get_kind(st);
+    if (k == AKG_SKETCH_STMT_FOR && !strcmp(akg_sketch_for_var(st), name))
+        return true;
+    if (k != AKG_SKETCH_STMT_FOR && k != AKG_SKETCH_STMT_IF)
+        return false;
+    for (int w = 0; w < 2; w++)
+        for (size_t i = 0; i < akg_sketch_stmt_body_count(st, w); i++)
+            if (binds_loop_var(akg_sketch_stmt_body_at(st, w, i), name))
+                return true;
+    return false;
+}
+
+/* A mutable scalar variable of dtype dt for `name`, declared here with value init. */
+static lw_val *stable_scalar(lw_ctx *L, const char *name, akg_dtype dt, const char *init)
+{
+    const char *c = lw_fresh(L, "mv");
+    lw_line(L, "%s %s = %s;", lw_comptype(dt), c, init);
+    lw_val *s = lw_scalar(L, dt, c);
+    if (!s)
+        return NULL;
+    s->stable = true;
+    s->owner = name;
+    s->loopvar = true;
+    lw_bind(L, name, s);
+    return s;
 }
 
 static lw_name *env_snapshot(lw_ctx *L, size_t *n)
@@ -1043,6 +1187,188 @@ static void env_restore(lw_ctx *L, lw_name *snap, size_t n)
     memcpy(L->env, snap, n * sizeof *snap);
 }
 
+static void do_for(lw_ctx *L, const akg_sketch_stmt *st, bool collapsed_inner,
+                   const char *outer_set);
+static void do_if(lw_ctx *L, const akg_sketch_stmt *st);
+
+/* The value `name` has at the end of some block of construct st (NULL: none), learnt by
+ * lowering st into a scratch buffer that is then dropped; nothing of the dry run stays
+ * but buffers it marked as kept by their own names (as the real run marks them). */
+static lw_val *probe(lw_ctx *L, const akg_sketch_stmt *st, const char *name, bool loop)
+{
+    akg_buf scratch;
+    akg_buf_init(&scratch, 32u << 20);
+    size_t env_n;
+    lw_name *snap = env_snapshot(L, &env_n);
+    lw_ctx save = *L;
+    L->out = &scratch;
+    if (L->hoist) {
+        L->hoist = &scratch;
+        L->hoist_tail = &scratch;
+    }
+    L->dry = true;
+    L->probe_name = name;
+    L->probe_val = NULL;
+    if (loop)
+        do_for(L, st, false, NULL);
+    else
+        do_if(L, st);
+    lw_val *v = L->probe_val;
+    akg_buf_free(&scratch);
+    /* what the dry run failed on, the real run reports (or avoids, with the storage) */
+    if (L->err && L->errlen && save.status == 0 && L->status)
+        L->err[0] = '\0';
+    L->status = save.status;
+    L->out = save.out;
+    L->hoist = save.hoist;
+    L->hoist_tail = save.hoist_tail;
+    L->hoist_indent = save.hoist_indent;
+    L->indent = save.indent;
+    L->dry = save.dry;
+    L->probe_name = save.probe_name;
+    L->probe_val = save.probe_val;
+    L->heap = save.heap;
+    L->n_heap = save.n_heap;
+    L->n_proven = save.n_proven;
+    L->n_memo = save.n_memo;
+    L->par_depth = save.par_depth;
+    L->cur = save.cur;
+    L->vectorize = save.vectorize;
+    L->precise = save.precise;
+    L->simdlen = save.simdlen;
+    L->simd_clause = save.simd_clause;
+    L->gemm_in_place = save.gemm_in_place;
+    L->uses = save.uses;
+    L->saw_loopvar = save.saw_loopvar;
+    env_restore(L, snap, env_n);
+    return v;
+}
+
+/* Whether a dimension's C++ text is valid before any construct: constants, symbols,
+ * constexprs and the prelude's integer helpers. */
+static bool dim_global(lw_dim d)
+{
+    if (d.known)
+        return true;
+    for (const char *p = d.c; *p;) {
+        if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) {
+            p++;
+            continue;
+        }
+        const char *q = p;
+        while (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+               (*q >= '0' && *q <= '9'))
+            q++;
+        if (strncmp(p, "S_", 2) && strncmp(p, "C_", 2) && strncmp(p, "akg_", 4) &&
+            strncmp(p, "std", 3) && strncmp(p, "int64_t", 7))
+            return false;
+        p = q;
+    }
+    return true;
+}
+
+/* Storage before construct st for `name`, which st binds and which is read after st (Python
+ * scoping): a variable or a buffer of the type and shape a dry run finds for it. */
+static bool storage_before(lw_ctx *L, const akg_sketch_stmt *st, const char *name, bool loop)
+{
+    lw_val *t = probe(L, st, name, loop);
+    if (!t || !lw_ok(L))
+        return false;
+    if (t->kind == LV_SCALAR)
+        return stable_scalar(L, name, t->dt, "0") != NULL;
+    if (t->kind == LV_VIEW && !t->base)
+        return false;
+    for (int d = 0; d < t->rank; d++)
+        if (t->dim[d].varies || !dim_global(t->dim[d]))
+            return false;
+    lw_val *b = lw_buffer(L, t->dt, t->rank, t->dim, TIER_FAST, name);
+    if (!b)
+        return false;
+    b->stable = true;
+    b->owner = name;
+    lw_bind(L, name, b);
+    return true;
+}
+
+/* Names a construct assigns that are read after it (or, for a loop, in its next
+ * iteration) get storage before it. A loop variable read after its loop holds its last
+ * value (Python scoping): a variable declared here that each iteration sets. *lastpriv
+ * (may be NULL) collects the C++ scalars declared for names read after the construct
+ * and not carried from one iteration to the next: what a parallel loop hands back
+ * through OpenMP's lastprivate (firstprivate too: an iteration that does not assign the
+ * name leaves the value it had). */
+static void stabilise(lw_ctx *L, const akg_sketch_stmt *st, bool loop, nameset *lastpriv)
+{
+    nameset w = {0};
+    stmt_rebinds(L, st, &w);
+    block body = {st, 0, loop ? akg_sketch_stmt_body_count(st, 0) : 0};
+    const char *var = loop ? akg_sketch_for_var(st) : NULL;
+    for (size_t i = 0; i < w.n && lw_ok(L); i++) {
+        const char *name = w.v[i];
+        bool own_var = var && !strcmp(name, var);
+        bool carried = loop && !own_var && first_touch(L, &body, 0, body.n, name) > 0;
+        bool live = is_live(L, name);
+        if (!live && !carried)
+            continue;
+        lw_val *v = lw_lookup(L, name);
+        if (!v || (own_var && !v->stable)) {
+            /* defined inside and read only there (each iteration defines it first) */
+            if (!live)
+                continue;
+            if (L->dry)
+                continue; /* a dry run only learns what the construct binds */
+            if (!binds_loop_var(st, name)) {
+                if (!storage_before(L, st, name, loop) && lw_ok(L))
+                    lw_fail(L, "'%s' is given a value inside this %s and read after it, and its "
+                               "shape is not known before the %s; give it a value (or allocate "
+                               "it) before the %s",
+                            name, loop ? "loop" : "if", loop ? "loop" : "if",
+                            loop ? "loop" : "if");
+                if (!lw_ok(L))
+                    return;
+                continue;
+            }
+            /* a loop variable read after its loop: its last value (what it held before
+             * when the loop does not run) */
+            bool keep = v && v->kind == LV_SCALAR && !lw_is_float(v->dt);
+            lw_val *s = stable_scalar(L, name, AKG_DTYPE_I64, keep ? v->c : "0");
+            if (s && lastpriv && !carried)
+                ns_add(L, lastpriv, s->c);
+            continue;
+        }
+        if (own_var || (v->stable && !strcmp(v->owner, name)))
+            continue;
+        if (v->kind == LV_SCALAR) {
+            lw_val *s = stable_scalar(L, name, v->dt, v->c);
+            if (s && lastpriv && !carried)
+                ns_add(L, lastpriv, s->c);
+            continue;
+        }
+        if (v->kind == LV_VIEW && !v->base)
+            continue; /* an allocation still waiting for its load: it is loaded inside */
+        own_storage(L, name, v, st);
+    }
+    /* a lazy tile the construct writes in place gets its storage before it (every
+     * iteration or branch writes into the one tile), and so does a buffer shared with
+     * another name */
+    nameset wr = {0};
+    stmt_writes(L, st, &wr);
+    for (size_t i = 0; i < wr.n && lw_ok(L); i++) {
+        bool outer = false;
+        for (int w = 0; w < (loop ? 1 : 2); w++) {
+            block b = {st, w, akg_sketch_stmt_body_count(st, w)};
+            outer |= writes_before_rebind(L, &b, 0, wr.v[i]);
+        }
+        if (!outer)
+            continue;
+        lw_val *v = lw_lookup(L, wr.v[i]);
+        bool shared = v && v->kind == LV_BUF &&
+                      (v->stable ? strcmp(v->owner, wr.v[i]) != 0 : aliased(L, wr.v[i], v, st));
+        if (lazy_tile(v) || shared)
+            own_storage(L, wr.v[i], v, st);
+    }
+}
+
 /* Whether `inner` (a for loop) can be collapsed with its parent loop over `var`: its bounds
  * do not read var. */
 static bool bounds_free_of(lw_ctx *L, const akg_sketch_stmt *inner, const char *var)
@@ -1054,9 +1380,11 @@ static bool bounds_free_of(lw_ctx *L, const akg_sketch_stmt *inner, const char *
     return !ns_has(&s, var);
 }
 
-static void do_for(lw_ctx *L, const akg_sketch_stmt *st, bool collapsed_inner);
-
-static void loop_header(lw_ctx *L, const akg_sketch_stmt *st, const char **cvar)
+/* Opens the loop of st. A loop variable read after its loop (see stabilise) is set at the
+ * top of the body; with `set` the statement that sets it is returned instead of emitted
+ * (the outer loop of a collapse(2) sets it inside the inner one). */
+static void loop_header(lw_ctx *L, const akg_sketch_stmt *st, const char **cvar,
+                        const char **set)
 {
     bool k0 = true, k1, k2 = true;
     int64_t v0 = 0, v1, v2 = 1;
@@ -1075,6 +1403,13 @@ static void loop_header(lw_ctx *L, const akg_sketch_stmt *st, const char **cvar)
     else
         lw_line(L, "for (int64_t %s = %s; %s < %s; %s += %s) {", var, a, var, b, var, c);
     L->indent++;
+    lw_val *after = lw_lookup(L, akg_sketch_for_var(st));
+    if (after && after->stable && after->kind == LV_SCALAR) {
+        if (set)
+            *set = lw_strf(L, "%s = %s;", after->c, var);
+        else
+            lw_line(L, "%s = %s;", after->c, var);
+    }
     lw_val *lv = lw_scalar(L, AKG_DTYPE_I64, var);
     if (lv) {
         lv->loopvar = true;
@@ -1090,12 +1425,16 @@ static void lower_body(lw_ctx *L, const akg_sketch_stmt *st, int which, bool loo
     lower_block(L, &b, loop);
 }
 
-static void do_for(lw_ctx *L, const akg_sketch_stmt *st, bool collapsed_inner)
+/* outer_set: with collapsed_inner, the statement that sets the outer loop's variable (see
+ * loop_header), or NULL. */
+static void do_for(lw_ctx *L, const akg_sketch_stmt *st, bool collapsed_inner,
+                   const char *outer_set)
 {
-    stabilise(L, st, true);
+    bool par = akg_sketch_stmt_hint_value(st, "parallel") != NULL && !L->safe;
+    nameset lastpriv = {0};
+    stabilise(L, st, true, &lastpriv);
     if (!lw_ok(L))
         return;
-    bool par = akg_sketch_stmt_hint_value(st, "parallel") != NULL && !L->safe;
     const char *unroll = akg_sketch_stmt_hint_value(st, "unroll");
     const char *vec = akg_sketch_stmt_hint_value(st, "vectorize");
     size_t env_n;
@@ -1127,11 +1466,12 @@ static void do_for(lw_ctx *L, const akg_sketch_stmt *st, bool collapsed_inner)
         L->hoist_indent = ind + 1;
         L->indent = ind + 1;
         L->par_depth++;
-        loop_header(L, st, &cvar);
+        const char *set = NULL;
+        loop_header(L, st, &cvar, inner ? &set : NULL);
         if (inner) {
             frame fr = {{st, 0, 1}, 0, true, cur_frame(L)};
             L->uses = &fr;
-            do_for(L, inner, true);
+            do_for(L, inner, true, set);
             L->uses = fr.up;
         } else {
             lw_line(L, "if (!akg_thread_ok) continue;");
@@ -1152,7 +1492,12 @@ static void do_for(lw_ctx *L, const akg_sketch_stmt *st, bool collapsed_inner)
         if (hoist.len)
             akg_buf_append(L->out, hoist.data, hoist.len);
         lw_line(L, "if (!akg_thread_ok) akg_status = 2;");
-        lw_line(L, "#pragma omp for schedule(static)%s", inner ? " collapse(2)" : "");
+        const char *last = "";
+        for (size_t i = 0; i < lastpriv.n; i++)
+            last = lw_strf(L, "%s%s%s", last, i ? ", " : "", lastpriv.v[i]);
+        if (lastpriv.n)
+            last = lw_strf(L, " firstprivate(%s) lastprivate(%s)", last, last);
+        lw_line(L, "#pragma omp for schedule(static)%s%s", inner ? " collapse(2)" : "", last);
         if (body.len)
             akg_buf_append(L->out, body.data, body.len);
         if (tail.len)
@@ -1166,15 +1511,19 @@ static void do_for(lw_ctx *L, const akg_sketch_stmt *st, bool collapsed_inner)
         akg_buf_free(&hoist);
         akg_buf_free(&tail);
     } else {
-        if (unroll && !L->safe) {
+        /* nothing may stand between the two loops of a collapse(2): a collapsed inner loop
+         * drops its unroll and ivdep pragmas (neither changes what it computes) */
+        if (unroll && !L->safe && !collapsed_inner) {
             if (*unroll >= '0' && *unroll <= '9')
                 lw_line(L, "#pragma GCC unroll %s", unroll);
             else
                 lw_line(L, "#pragma GCC unroll 4");
         }
-        if (vec && !L->safe)
+        if (vec && !L->safe && !collapsed_inner)
             lw_line(L, "#pragma GCC ivdep");
-        loop_header(L, st, &cvar);
+        loop_header(L, st, &cvar, NULL);
+        if (outer_set)
+            lw_line(L, "%s", outer_set);
         if (collapsed_inner)
             lw_line(L, "if (!akg_thread_ok) continue;");
         lower_body(L, st, 0, true);
@@ -1286,7 +1635,7 @@ static void refine(lw_ctx *L, const akg_sketch_expr *cond)
 
 static void do_if(lw_ctx *L, const akg_sketch_stmt *st)
 {
-    stabilise(L, st, false);
+    stabilise(L, st, false, NULL);
     lw_val *c = lw_value_of(L, akg_sketch_if_cond(st));
     if (!c)
         return;
@@ -1325,7 +1674,7 @@ static void lower_stmt(lw_ctx *L, const akg_sketch_stmt *st)
     if (k != AKG_SKETCH_STMT_FOR)
         set_hints(L, st);
     switch (k) {
-    case AKG_SKETCH_STMT_FOR: do_for(L, st, false); break;
+    case AKG_SKETCH_STMT_FOR: do_for(L, st, false, NULL); break;
     case AKG_SKETCH_STMT_IF: do_if(L, st); break;
     case AKG_SKETCH_STMT_ALLOC: do_alloc(L, st); break;
     case AKG_SKETCH_STMT_LOAD: do_load(L, st); break;
@@ -1348,6 +1697,11 @@ static void lower_block(lw_ctx *L, const block *b, bool loop)
     for (size_t i = 0; i < b->n && lw_ok(L); i++) {
         fr.pos = i;
         lower_stmt(L, blk_at(L, b, i));
+    }
+    if (L->dry && lw_ok(L)) {
+        lw_val *v = lw_lookup(L, L->probe_name);
+        if (v)
+            L->probe_val = v;
     }
     L->uses = fr.up;
 }

@@ -209,10 +209,15 @@ static void store_body(lw_ctx *L, void *user, const char *const *idx, bool guard
     copy_job *j = user;
     lw_val *d = j->dst, *b = d->base;
     const char *bi[LW_MAXR];
+    const char *inside = NULL; /* positions read from index tiles must lie in the target */
     for (int k = 0; k < b->rank; k++) {
         int t = d->tile_of_bdim[k];
         const char *st = d->bstep[k];
-        if (t < 0)
+        if (d->pos[k]) {
+            bi[k] = lw_view_pos(L, d, k, idx, guarded);
+            const char *c = lw_strf(L, "akg_in(%s, %s)", bi[k], b->dim[k].c);
+            inside = inside ? lw_strf(L, "%s && %s", inside, c) : c;
+        } else if (t < 0)
             bi[k] = d->bstart[k];
         else if (!strcmp(d->bstart[k], "0") && (!st || !strcmp(st, "1")))
             bi[k] = idx[t];
@@ -223,10 +228,14 @@ static void store_body(lw_ctx *L, void *user, const char *const *idx, bool guard
     }
     const char *x = lw_elem(L, j->v, idx, guarded);
     const char *lhs = storage_lhs(L, b, bi);
-    if (j->mask) {
-        const char *midx[LW_MAXR];
-        lw_broadcast_idx(L, j->v, j->mask, idx, midx);
-        const char *m = lw_elem(L, j->mask, midx, guarded);
+    if (j->mask || inside) {
+        const char *m = inside;
+        if (j->mask) {
+            const char *midx[LW_MAXR];
+            lw_broadcast_idx(L, j->v, j->mask, idx, midx);
+            const char *mk = lw_elem(L, j->mask, midx, guarded);
+            m = m ? lw_strf(L, "%s && %s", m, mk) : mk;
+        }
         lw_line(L, "if (%s) {", m);
         L->indent++;
         write_storage(L, b->dt, lhs, x, j->v->dt);
@@ -257,7 +266,7 @@ void lw_store(lw_ctx *L, lw_val *dst, lw_val *v, lw_val *mask)
      * skip the whole store when a dropped dimension's index is outside */
     const char *cond = NULL;
     for (int k = 0; k < b->rank; k++) {
-        if (!dst->guard[k])
+        if (!dst->guard[k] || dst->pos[k]) /* positions from an index tile: per element */
             continue;
         int t = dst->tile_of_bdim[k];
         if (t < 0) {
@@ -383,7 +392,7 @@ static lw_val *find_reg(lw_val *v, int depth)
 static bool unit_row_view(const lw_val *v)
 {
     if (v->kind != LV_VIEW || v->mask || !v->base || v->base->reg || v->dt != AKG_DTYPE_F32 ||
-        v->base->dt != AKG_DTYPE_F32 || v->base->layout != LAYOUT_ROW)
+        v->base->dt != AKG_DTYPE_F32 || v->base->layout != LAYOUT_ROW || lw_view_has_pos(v))
         return false;
     int last = v->rank - 1;
     int b = v->base->rank - 1;
@@ -404,7 +413,8 @@ static bool vec_ok(const lw_val *v, int R, int64_t MR, int64_t NR, int depth)
     bool rowcol = v->rank == 2 && v->dim[1].known && v->dim[1].k == 1;
     if (v->kind == LV_VIEW) {
         if (rowcol)
-            return !v->mask && v->base && !v->base->reg && v->dt == AKG_DTYPE_F32;
+            return !v->mask && v->base && !v->base->reg && v->dt == AKG_DTYPE_F32 &&
+                   !lw_view_has_pos(v);
         return unit_row_view(v) && v->dim[v->rank - 1].known && v->dim[v->rank - 1].k == NR;
     }
     if (v->kind == LV_BUF && !v->reg && v->dt == AKG_DTYPE_F32 && v->layout == LAYOUT_ROW)

@@ -289,7 +289,7 @@ lw_val *lw_reduce_keep(lw_ctx *L, const char *op, lw_val *x, const int *axes, in
     }
     if (split < x->rank && !outer_reduced) {
         lw_val *reads[1] = {x};
-        lw_emit_nest(L, split, x->dim, NULL, NULL, reads, 1, false, red_outer_body, j);
+        lw_emit_nest_outer(L, split, x->dim, reads, 1, red_outer_body, j);
         return out;
     }
     /* a kept axis is innermost (or reduced axes are spread): initialise, then update */
@@ -432,7 +432,7 @@ lw_val *lw_scan(lw_ctx *L, const char *op, lw_val *x, int axis, bool reverse, bo
         return NULL;
     j->out = out;
     lw_val *reads[1] = {x};
-    lw_emit_nest(L, axis, x->dim, NULL, NULL, reads, 1, false, scan_outer_body, j);
+    lw_emit_nest_outer(L, axis, x->dim, reads, 1, scan_outer_body, j);
     out->version++;
     return out;
 }
@@ -543,6 +543,8 @@ const char *lw_interior(lw_ctx *L, lw_val *v)
 {
     if (!v || v->kind != LV_VIEW)
         return NULL;
+    if (lw_view_has_pos(v))
+        return "false"; /* positions are data: each is tested where it is read */
     const char *c = NULL;
     for (int b = 0; b < v->base->rank; b++) {
         if (!v->guard[b])
@@ -586,7 +588,7 @@ static bool affine(lw_ctx *L, lw_val *v, const char **base, const char **s0, con
         return true;
     }
     if (v->kind != LV_VIEW || !v->base || v->base->reg || v->base->layout != LAYOUT_ROW ||
-        v->mask || v->rank != 2 || v->dt != v->base->dt)
+        v->mask || v->rank != 2 || v->dt != v->base->dt || lw_view_has_pos(v))
         return false;
     lw_val *b = v->base;
     const char *bi[LW_MAXR];
@@ -654,10 +656,16 @@ static void gemm_micro(lw_ctx *L, gemm_job *j, const lw_dim *K)
     }
     for (int64_t i = 0; i < MR; i++) {
         const char *row = lw_strf(L, "%lld", (long long)i);
-        const char *av = aff_a ? lw_strf(L, "%s%s[%s * %s + %lld * %s]",
-                                         j->a->dt == AKG_DTYPE_F32 ? "" : "(float)", pa, p, sak,
-                                         (long long)i, sam)
+        const char *av = aff_a ? lw_strf(L, "%s[%s * %s + %lld * %s]", pa, p, sak, (long long)i,
+                                         sam)
                                : a_elem(L, j, row, p, false);
+        /* f16 and bf16 are stored as 16-bit words: decoded, not converted as integers */
+        if (aff_a && j->a->dt == AKG_DTYPE_F16)
+            av = lw_strf(L, "akg_h2f(%s)", av);
+        else if (aff_a && j->a->dt == AKG_DTYPE_BF16)
+            av = lw_strf(L, "akg_bf2f(%s)", av);
+        else if (aff_a && j->a->dt != AKG_DTYPE_F32)
+            av = lw_strf(L, "(float)%s", av);
         lw_line(L, "{ const %s av = akg_splat<%s>(%s);", vt, vt, av);
         for (int64_t v = 0; v < nv; v++)
             lw_line(L, "  %s[%lld][%lld] += av * bv%lld;", acc->ptr, (long long)i, (long long)v,

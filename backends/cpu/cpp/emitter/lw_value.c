@@ -3,12 +3,14 @@
  *
  * A view keeps, per dimension of its base, the first index and the step of
  * the region (or the integer index of a dropped dimension) and which tile
- * dimension runs along it. Its element at tile index (i, j, ...) is the base's
- * element at start + step * i ..., converted to the tile's dtype, or `other`
- * where that index leaves the base or the mask is false. The bounds test of a
- * base dimension is left out where the loops around the element prove it
- * (lw_loops.c splits loops into an interior and edges) or where the region
- * provably stays inside.
+ * dimension runs along it; a dimension selected by an integer tile (an index
+ * tile: its dimensions become the region's) keeps that tile, whose elements
+ * are the positions read, each tested against the base's extent. Its element
+ * at tile index (i, j, ...) is the base's element at start + step * i ...,
+ * converted to the tile's dtype, or `other` where that index leaves the base
+ * or the mask is false. The bounds test of a base dimension is left out where
+ * the loops around the element prove it (lw_loops.c splits loops into an
+ * interior and edges) or where the region provably stays inside.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,11 +63,51 @@ typedef struct {
     int n;                        /* kept dimensions (the region's rank) */
     lw_dim ext[LW_MAXR];          /* their extents */
     int bdim[LW_MAXR];            /* the base dim each runs along; -1 for a None axis */
+    int sub[LW_MAXR];             /* the dim of the base dim's index tile it runs along */
+    lw_val *pos[LW_MAXR];         /* per base dim: its index tile, or NULL */
     const char *start[LW_MAXR];   /* per base dim */
     const char *step[LW_MAXR];    /* per base dim; NULL for an integer index */
     bool step_one[LW_MAXR];
     bool inside[LW_MAXR];         /* per base dim: provably inside the base */
 } region;
+
+/* Whether item `it` of a region selects base dim b through an integer tile; then the tile's
+ * dims join the region (an error is left in L when it is a tile of another kind). */
+static bool index_tile(lw_ctx *L, const akg_sketch_expr *it, region *r, int b)
+{
+    akg_sketch_expr_kind k = akg_sketch_expr_get_kind(it);
+    if (k == AKG_SKETCH_EXPR_NAME) {
+        lw_val *v = lw_lookup(L, akg_sketch_expr_text(it));
+        if (!v || v->kind == LV_SCALAR)
+            return false;
+    } else if (k != AKG_SKETCH_EXPR_CALL && k != AKG_SKETCH_EXPR_BINARY &&
+               k != AKG_SKETCH_EXPR_UNARY && k != AKG_SKETCH_EXPR_SUBSCRIPT) {
+        return false;
+    }
+    lw_val *t = lw_value_of(L, it);
+    if (!t)
+        return true;
+    if (t->kind == LV_SCALAR)
+        return false;
+    if (lw_is_float(t->dt) || t->dt == AKG_DTYPE_BOOL) {
+        lw_fail(L, "an index tile holds integer positions, not %s", akg_dtype_name(t->dt));
+        return true;
+    }
+    r->start[b] = "0";
+    r->step[b] = NULL;
+    r->inside[b] = false;
+    r->pos[b] = t;
+    for (int q = 0; q < t->rank; q++) {
+        if (r->n >= LW_MAXR) {
+            lw_fail(L, "a region of more than %d dimensions", LW_MAXR);
+            return true;
+        }
+        r->ext[r->n] = t->dim[q];
+        r->sub[r->n] = q;
+        r->bdim[r->n++] = b;
+    }
+    return true;
+}
 
 static bool parse_region(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, region *r)
 {
@@ -106,6 +148,7 @@ static bool parse_region(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, re
             r->step[b] = st;
             r->step_one[b] = k2 && v2 == 1;
             lw_dim e;
+            int64_t diff;
             if (k0 && k1 && k2) {
                 int64_t n = v1 > v0 ? (v1 - v0 + v2 - 1) / v2 : 0;
                 e = lw_dim_const(L, n);
@@ -122,10 +165,14 @@ static bool parse_region(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, re
                     e = lw_index_dim(L, akg_sketch_expr_rhs(s1));
                 else if (!s0)
                     e = s1 ? lw_index_dim(L, s1) : D;
+                else if (s1 && lw_index_difference(L, s1, s0, &diff))
+                    e = lw_dim_const(L, diff > 0 ? diff : 0); /* `M - 1:M` is one element */
                 else
                     e = lw_dim_text(L, lw_strf(L, "(%s - %s)", z, a));
                 free(ls);
                 free(ss);
+            } else if (k2 && s0 && s1 && lw_index_difference(L, s1, s0, &diff)) {
+                e = lw_dim_const(L, diff > 0 ? (diff + v2 - 1) / v2 : 0);
             } else {
                 e = lw_dim_text(L, lw_strf(L, "akg_cdiv(%s - %s, %s)", z, a, st));
             }
@@ -138,6 +185,9 @@ static bool parse_region(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, re
                 return lw_fail(L, "a region of more than %d dimensions", LW_MAXR), false;
             r->ext[r->n] = e;
             r->bdim[r->n++] = b;
+        } else if (!lw_is_index_expr(L, it) && index_tile(L, it, r, b)) {
+            if (!lw_ok(L))
+                return false;
         } else {
             bool kk;
             int64_t kv;
@@ -205,6 +255,9 @@ lw_val *lw_view(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, akg_dtype d
         v->bstep[b] = r.step[b] && !r.step_one[b] ? r.step[b] : (r.step[b] ? "1" : NULL);
         v->guard[b] = !r.inside[b];
         v->tile_of_bdim[b] = -1;
+        v->pos[b] = r.pos[b];
+        for (int q = 0; q < LW_MAXR; q++)
+            v->pos_tdim[b][q] = -1;
     }
     /* match the region's non-unit dimensions with the tile's, in order */
     int rd[LW_MAXR], td[LW_MAXR], nr = 0, nt = 0;
@@ -224,7 +277,9 @@ lw_val *lw_view(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, akg_dtype d
                       lw_dim_equal(r.ext[b], base->dim[b]) && lw_dim_equal(shape[b], base->dim[b]);
     for (int i = 0; i < nr; i++) {
         int b = r.bdim[rd[i]];
-        if (b >= 0)
+        if (b >= 0 && r.pos[b])
+            v->pos_tdim[b][r.sub[rd[i]]] = (signed char)td[i];
+        else if (b >= 0)
             v->tile_of_bdim[b] = td[i];
         if (r.ext[rd[i]].known && shape[td[i]].known && r.ext[rd[i]].k != shape[td[i]].k) {
             lw_fail(L, "the region's extent %lld does not match the tile's %lld",
@@ -235,7 +290,28 @@ lw_val *lw_view(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, akg_dtype d
     return v;
 }
 
+bool lw_view_has_pos(const lw_val *v)
+{
+    if (!v || v->kind != LV_VIEW || !v->base)
+        return false;
+    for (int b = 0; b < v->base->rank; b++)
+        if (v->pos[b])
+            return true;
+    return false;
+}
+
 /* ---- element access ---- */
+
+/* The position along base dim d of view (or store target) v at tile index idx, read from
+ * its index tile (as an int64 C++ expression). */
+const char *lw_view_pos(lw_ctx *L, lw_val *v, int d, const char *const *idx, bool guards)
+{
+    lw_val *t = v->pos[d];
+    const char *ti[LW_MAXR];
+    for (int q = 0; q < t->rank; q++)
+        ti[q] = v->pos_tdim[d][q] >= 0 ? idx[v->pos_tdim[d][q]] : "0";
+    return lw_strf(L, "(int64_t)%s", lw_elem(L, t, ti, guards));
+}
 
 static bool proven(lw_ctx *L, int id, int bdim)
 {
@@ -312,6 +388,13 @@ static const char *view_elem(lw_ctx *L, lw_val *v, const char *const *idx, bool 
     const char *cond = NULL;
     for (int d = 0; d < b->rank; d++) {
         int t = v->tile_of_bdim[d];
+        if (v->pos[d]) {
+            /* positions are data: always tested (never outside the base) */
+            bi[d] = lw_view_pos(L, v, d, idx, guards);
+            const char *c = lw_strf(L, "akg_in(%s, %s)", bi[d], b->dim[d].c);
+            cond = cond ? lw_strf(L, "%s && %s", cond, c) : c;
+            continue;
+        }
         if (t >= 0) {
             const char *st = v->bstep[d];
             if (!strcmp(v->bstart[d], "0"))
