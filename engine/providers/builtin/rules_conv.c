@@ -345,7 +345,17 @@ int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *fe
                                        : c->padding[at];
         }
     }
-    akg_conv_spec spec = {name, ref->forward_params[input].name, specs, n, 6, 16,
+    /* MR: 6-row register tiles, or 4 when the output channels of a group would leave more
+     * than a tenth of 6-row tiles empty and 4 divides them */
+    long mr = 6;
+    for (int i = 0; i < n; i++) {
+        long ocg = specs[i].out_ch / (specs[i].groups > 0 ? specs[i].groups : 1);
+        if (specs[i].algo != CONV_DEPTHWISE && ocg % 4 == 0 && ((ocg + 5) / 6 * 6 - ocg) * 10 > ocg) {
+            mr = 4;
+            break;
+        }
+    }
+    akg_conv_spec spec = {name, ref->forward_params[input].name, specs, n, mr, 16,
                           fb ? 256 : 512, fb ? 32 : 64};
     d->sketch_text = akg_conv_sketch(&spec);
     if (!d->sketch_text) {

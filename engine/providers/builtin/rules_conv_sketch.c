@@ -508,9 +508,9 @@ char *akg_conv_sketch(const akg_conv_spec *s)
     akg_buf_appendf(b, "sketch %s {\n", s->name);
     symbols(b, s);
     tensors(b, s);
-    akg_buf_appendf(b, "  constexpr: MR = tune(%ld, 4), NR = tune(%ld, 8, 24), KC = tune(%ld, 256, 1024), "
+    akg_buf_appendf(b, "  constexpr: MR = tune(%ld, %ld), NR = tune(%ld, 8, 24), KC = tune(%ld, 256, 1024), "
                        "NCOL = tune(256, 64, 512), OWB = tune(%ld, 32, 128);\n",
-                    s->mr, s->nr, s->kc, s->owb);
+                    s->mr, s->mr == 4 ? 6L : 4L, s->nr, s->kc, s->owb);
     constants(b, s);
     binding(b, s);
     akg_buf_puts(b, "\n");
