@@ -49,8 +49,8 @@ static char *default_store_path(void)
     return akg_strdup(path);
 }
 
-int akg_engine_new(uv_loop_t *loop, const akg_engine_options *opts, akg_engine **out,
-                   char *err, size_t errlen)
+int akg_engine_new(uv_loop_t *loop, const akg_engine_options *opts, akg_engine **out, char *err,
+                   size_t errlen)
 {
     *out = NULL;
     akg_engine *e = calloc(1, sizeof *e);
@@ -72,7 +72,8 @@ int akg_engine_new(uv_loop_t *loop, const akg_engine_options *opts, akg_engine *
     e->max_queue = opts && opts->max_queue > 0 ? opts->max_queue : 16;
     e->next_local_id = 1;
 
-    char *store_path = opts && opts->store_path ? akg_strdup(opts->store_path) : default_store_path();
+    char *store_path =
+        opts && opts->store_path ? akg_strdup(opts->store_path) : default_store_path();
     int rc = akg_store_open(store_path, &e->store, err, errlen);
     free(store_path);
     if (rc) {
@@ -98,8 +99,7 @@ int akg_engine_new(uv_loop_t *loop, const akg_engine_options *opts, akg_engine *
     return AKG_OK;
 }
 
-akg_harness *akg__engine_harness(akg_engine *e, const char *device_kind, char *err,
-                                 size_t errlen)
+akg_harness *akg__engine_harness(akg_engine *e, const char *device_kind, char *err, size_t errlen)
 {
     if (!device_kind || !*device_kind)
         device_kind = "cpu";
@@ -192,11 +192,16 @@ void akg_engine_close(akg_engine *engine, void (*close_cb)(void *), void *user)
 const char *akg_job_status_name(akg_job_status s)
 {
     switch (s) {
-    case AKG_JOB_PASS: return "pass";
-    case AKG_JOB_FAIL: return "fail";
-    case AKG_JOB_UNVERIFIED: return "unverified";
-    case AKG_JOB_CANCELLED: return "cancelled";
-    case AKG_JOB_ERROR: return "error";
+    case AKG_JOB_PASS:
+        return "pass";
+    case AKG_JOB_FAIL:
+        return "fail";
+    case AKG_JOB_UNVERIFIED:
+        return "unverified";
+    case AKG_JOB_CANCELLED:
+        return "cancelled";
+    case AKG_JOB_ERROR:
+        return "error";
     }
     return "error";
 }
@@ -357,10 +362,10 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     rc = akg_backend_config_load(backend, dsl, &config, err, errlen);
     if (rc)
         return rc;
-    const char *workflow = opts->workflow ? opts->workflow
-                                          : akg_config_string(config, "default_workflow", "default");
-    static const char *workflows[] = {"default", "coder_only", "kernelgen_only", "verifier_only",
-                                      "design_only", NULL};
+    const char *workflow =
+        opts->workflow ? opts->workflow : akg_config_string(config, "default_workflow", "default");
+    static const char *workflows[] = {"default",       "coder_only",  "kernelgen_only",
+                                      "verifier_only", "design_only", NULL};
     int known = 0;
     for (int i = 0; workflows[i]; i++)
         known |= strcmp(workflow, workflows[i]) == 0;
@@ -418,7 +423,8 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     j->verify_timeout_s = opts->verify_timeout_s > 0
                               ? opts->verify_timeout_s
                               : akg_config_number(config, "verify_timeout", 120);
-    j->max_step = opts->max_step > 0 ? opts->max_step : (int)akg_config_number(config, "max_step", 4);
+    j->max_step =
+        opts->max_step > 0 ? opts->max_step : (int)akg_config_number(config, "max_step", 4);
     j->trials = opts->trials > 0 ? opts->trials
                                  : (int)akg_config_number(config, "verify_settings.trials", 5);
     j->design_check_mode = akg_strdup(dcheck);
@@ -450,8 +456,7 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     } else {
         /* The job still runs; the pipeline says so in an event once it starts. */
         j->id = -(engine->next_local_id++);
-        snprintf(j->store_error, sizeof j->store_error, "%s",
-                 akg_store_errmsg(engine->store));
+        snprintf(j->store_error, sizeof j->store_error, "%s", akg_store_errmsg(engine->store));
     }
 
     j->next = engine->jobs;

@@ -230,8 +230,8 @@ static void on_worker_exit(uv_process_t *p, int64_t status, int term_signal)
                      akg_buf_status(&msg) ? "the harness worker died (out of memory describing it)"
                                           : msg.data);
     } else if (was_starting && !pool->closing) {
-        akg_buf_appendf(&msg, " before it was ready (interpreter %s); last stderr lines:",
-                        pool->python);
+        akg_buf_appendf(&msg,
+                        " before it was ready (interpreter %s); last stderr lines:", pool->python);
         stderr_tail_text(w, &msg);
         fail_queue(pool, "crash",
                    akg_buf_status(&msg) ? "the harness worker died before it was ready (out of "
@@ -426,9 +426,13 @@ static char **build_env(akg_harness *pool, int slot)
     if (!env)
         return NULL;
     size_t o = 0;
-    static const char *overridden[] = {"OMP_NUM_THREADS=", "AKG_THREADS=", "AKG_DEVICE=",
-                                       "PYTHONUNBUFFERED=", "PYTHONDONTWRITEBYTECODE=",
-                                       "CUDA_VISIBLE_DEVICES_AKG=", NULL};
+    static const char *overridden[] = {"OMP_NUM_THREADS=",
+                                       "AKG_THREADS=",
+                                       "AKG_DEVICE=",
+                                       "PYTHONUNBUFFERED=",
+                                       "PYTHONDONTWRITEBYTECODE=",
+                                       "CUDA_VISIBLE_DEVICES_AKG=",
+                                       NULL};
     for (size_t i = 0; i < n; i++) {
         int skip = 0;
         for (int k = 0; overridden[k]; k++)
@@ -541,7 +545,8 @@ static void on_timeout(uv_timer_t *t)
     if (w->state == W_STARTING) {
         akg_buf msg;
         akg_buf_init(&msg, 1 << 16);
-        akg_buf_appendf(&msg, "the harness worker did not start within %.0f s (%s); last stderr lines:",
+        akg_buf_appendf(&msg,
+                        "the harness worker did not start within %.0f s (%s); last stderr lines:",
                         pool->startup_timeout_s, pool->python);
         stderr_tail_text(w, &msg);
         inst_kill(w);
@@ -599,8 +604,8 @@ static void pump(akg_harness *pool)
 
 /* ---------- public API ---------- */
 
-int akg_harness_new(uv_loop_t *loop, const akg_harness_options *opts, akg_harness **out,
-                    char *err, size_t errlen)
+int akg_harness_new(uv_loop_t *loop, const akg_harness_options *opts, akg_harness **out, char *err,
+                    size_t errlen)
 {
     if (!opts->python || !opts->worker_script)
         return akg_fail(err, errlen, AKG_EINVAL, "harness: interpreter and worker script needed");
@@ -744,8 +749,8 @@ const char *akg_cpu_blas_coretype(void)
         if (strncmp(line, "flags", 5) == 0) {
             avx2 = strstr(line, " avx2") != NULL;
             fma = strstr(line, " fma") != NULL;
-            avx512 = strstr(line, " avx512f") && strstr(line, " avx512bw") &&
-                     strstr(line, " avx512vl");
+            avx512 =
+                strstr(line, " avx512f") && strstr(line, " avx512bw") && strstr(line, " avx512vl");
             break;
         }
     }

@@ -63,21 +63,21 @@ struct akg_job {
     void *user;
     job_state state;
     int cancelled;
-    int started;   /* left the queue */
+    int started; /* left the queue */
     int finishing;
 
     /* options, deep copies */
     char *reference_path, *framework, *backend, *arch, *dsl, *workflow, *kernel_path, *provider,
         *output_dir_opt;
-    char *user_sketch_path; /* --sketch: the user's design (absolute), or NULL */
-    const akg_backend *be;  /* the target's backend (static) */
+    char *user_sketch_path;   /* --sketch: the user's design (absolute), or NULL */
+    const akg_backend *be;    /* the target's backend (static) */
     const akg_provider *prov; /* the provider (static) */
-    int store_run;          /* the store has a row for this run (run_begin succeeded) */
-    int store_failures;     /* store writes that failed (each reported by an event) */
-    char store_error[256];  /* the last store failure's message */
+    int store_run;            /* the store has a row for this run (run_begin succeeded) */
+    int store_failures;       /* store writes that failed (each reported by an event) */
+    char store_error[256];    /* the last store failure's message */
     double verify_timeout_s;
     int max_step, trials, run_times, warmup_times;
-    int compiled_baseline;   /* profile also times torch.compile of the reference */
+    int compiled_baseline; /* profile also times torch.compile of the reference */
     unsigned long long seed;
 
     cJSON *config;
@@ -85,12 +85,12 @@ struct akg_job {
     akg_reference *ref;
     cJSON *probe;
     akg_provider_session *session; /* the provider's state for this job; opened at design */
-    akg_provider_op *pop;      /* the provider request in flight */
-    char *sketch_text;         /* the design: the sketch's text (provider's or user's) */
-    char *op_name;             /* the operator, from the design */
-    cJSON *design_info;        /* how it was designed (provenance, or the user's file) */
-    unsigned sketch_header_line; /* user sketch: the line of `sketch NAME` (1-based) */
-    struct akg_sketch *sketch; /* the design's sketch, parsed and checked */
+    akg_provider_op *pop;          /* the provider request in flight */
+    char *sketch_text;             /* the design: the sketch's text (provider's or user's) */
+    char *op_name;                 /* the operator, from the design */
+    cJSON *design_info;            /* how it was designed (provenance, or the user's file) */
+    unsigned sketch_header_line;   /* user sketch: the line of `sketch NAME` (1-based) */
+    struct akg_sketch *sketch;     /* the design's sketch, parsed and checked */
     akg_kernel_files files;
     char *out_dir, *sketch_path, *kernel_src_path, *model_new_path, *lib_path, *report_path;
     int attempt;
@@ -102,10 +102,10 @@ struct akg_job {
     double design_check_s, design_check_full_s;
     cJSON *design_check; /* the last design_check answer for the current design, or NULL */
     cJSON *mismatch;     /* a kernel's mismatch waiting for the design check to route it */
-    cJSON *feedback;   /* the last failure, routed by the Conductor */
-    cJSON *verify;     /* last verify answer */
-    cJSON *profile;    /* last profile answer */
-    cJSON *candidates; /* array of candidate summaries */
+    cJSON *feedback;     /* the last failure, routed by the Conductor */
+    cJSON *verify;       /* last verify answer */
+    cJSON *profile;      /* last profile answer */
+    cJSON *candidates;   /* array of candidate summaries */
     akg_harness_req *hreq;
     akg_child *child;
     uv_timer_t kick;
@@ -122,8 +122,7 @@ void akg__pipeline_cancel(akg_job *job);
 
 /* report.c: report.json's object for a job ending with status (cls and
  * detail: its error, or NULL). The caller deletes it. */
-cJSON *akg__report_build(akg_job *job, akg_job_status status, const char *cls,
-                         const char *detail);
+cJSON *akg__report_build(akg_job *job, akg_job_status status, const char *cls, const char *detail);
 /* Writes report.json and records the run's end in the store, once the job
  * has finished; a report that cannot be written turns a passing or
  * unverified job into an error (job->final_status changes). Failures are

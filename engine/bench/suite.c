@@ -66,13 +66,20 @@ static void emit_op(akg_suite *s, akg_suite_event_kind kind, size_t index, const
 const char *akg_suite_status_name(akg_suite_status status)
 {
     switch (status) {
-    case AKG_SUITE_COMPLETED: return "completed";
-    case AKG_SUITE_WITHHELD: return "withheld";
-    case AKG_SUITE_REFUSED: return "refused";
-    case AKG_SUITE_NO_BASELINE: return "no_baseline";
-    case AKG_SUITE_CANCELLED: return "cancelled";
-    case AKG_SUITE_UNREAD: return "unread";
-    case AKG_SUITE_ERROR: return "error";
+    case AKG_SUITE_COMPLETED:
+        return "completed";
+    case AKG_SUITE_WITHHELD:
+        return "withheld";
+    case AKG_SUITE_REFUSED:
+        return "refused";
+    case AKG_SUITE_NO_BASELINE:
+        return "no_baseline";
+    case AKG_SUITE_CANCELLED:
+        return "cancelled";
+    case AKG_SUITE_UNREAD:
+        return "unread";
+    case AKG_SUITE_ERROR:
+        return "error";
     }
     return "error";
 }
@@ -215,8 +222,8 @@ static void record_done(akg_suite *s, akg_suite_op *op, double started_ms, const
     }
     char note[512];
     if (ev->status == AKG_JOB_PASS &&
-        akg_suite_check_profile_env(s->env, cJSON_GetObjectItem(perf, "env"), note,
-                                    sizeof note) != AKG_OK) {
+        akg_suite_check_profile_env(s->env, cJSON_GetObjectItem(perf, "env"), note, sizeof note) !=
+            AKG_OK) {
         set_str(&op->env_note, note);
         if (!s->refusal[0])
             snprintf(s->refusal, sizeof s->refusal, "%s/%s was %s", op->family, op->name, note);
@@ -389,8 +396,7 @@ static void ask_baseline(akg_suite *s)
     }
     rc = akg_harness_submit(s->env_pool, req, SUITE_ENV_TIMEOUT_S, on_env_answer, s, NULL);
     if (rc != AKG_OK) {
-        snprintf(s->env_error, sizeof s->env_error, "cannot ask the harness: %s",
-                 akg_strerror(rc));
+        snprintf(s->env_error, sizeof s->env_error, "cannot ask the harness: %s", akg_strerror(rc));
         close_env_pool(s);
     }
 }
@@ -479,8 +485,7 @@ int akg_suite_start(uv_loop_t *loop, const akg_suite_options *opts, akg_suite_cb
                         "generates them (use default, coder_only, ...)");
     struct stat st;
     if (stat(opts->suite_dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return akg_fail(err, errlen, AKG_ENOTFOUND, "suite folder not found: %s",
-                        opts->suite_dir);
+        return akg_fail(err, errlen, AKG_ENOTFOUND, "suite folder not found: %s", opts->suite_dir);
 
     akg_suite *s = calloc(1, sizeof *s);
     if (!s)

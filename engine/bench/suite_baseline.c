@@ -116,8 +116,7 @@ int akg_suite_check_profile_env(const cJSON *record_env, const cJSON *profile_en
         return akg_fail(note, n, AKG_EINVAL, "timed with %.0f threads, the record says %.0f",
                         threads, want_threads);
     if ((core || want_core) && !(core && want_core && !strcmp(core, want_core)))
-        return akg_fail(note, n, AKG_EINVAL,
-                        "timed with OPENBLAS_CORETYPE=%s, the record says %s",
+        return akg_fail(note, n, AKG_EINVAL, "timed with OPENBLAS_CORETYPE=%s, the record says %s",
                         core ? core : "(unset)", want_core ? want_core : "(unset)");
     if (lib && want_lib && strcmp(lib, want_lib) != 0)
         return akg_fail(note, n, AKG_EINVAL, "timed with BLAS %s, the record says %s", lib,

@@ -104,8 +104,10 @@ static int add_skip(walk_ctx *w, const char *path, const char *reason)
 {
     akg_suite_listing *l = w->out;
     if (l->n_skips == AKG_SUITE_MAX_REFS)
-        return akg_fail(w->err, w->errlen, AKG_ENOMEM, "%s holds more than %d files that are "
-                        "not references", w->suite_dir, AKG_SUITE_MAX_REFS);
+        return akg_fail(w->err, w->errlen, AKG_ENOMEM,
+                        "%s holds more than %d files that are "
+                        "not references",
+                        w->suite_dir, AKG_SUITE_MAX_REFS);
     if (l->n_skips == w->cap_skips) {
         size_t cap = w->cap_skips ? w->cap_skips * 2 : 16;
         akg_suite_skip *s = realloc(l->skips, cap * sizeof *s);
@@ -141,8 +143,8 @@ static int classify(walk_ctx *w, const char *path, const char *rel)
         rc = add_op(w, path, rel);
     } else {
         if (ref->syntax_errors)
-            snprintf(why, sizeof why, "not in KernelBench form: %s (syntax error at line %u)",
-                     gap, ref->first_error.start_row + 1);
+            snprintf(why, sizeof why, "not in KernelBench form: %s (syntax error at line %u)", gap,
+                     ref->first_error.start_row + 1);
         else
             snprintf(why, sizeof why, "not in KernelBench form: %s", gap);
         rc = add_skip(w, path, why);
@@ -163,8 +165,8 @@ static int list_dir(walk_ctx *w, const char *dirpath, char ***out, size_t *n_out
     *n_out = 0;
     DIR *d = opendir(dirpath);
     if (!d)
-        return akg_fail(w->err, w->errlen, AKG_EIO, "cannot read the suite folder %s: %s",
-                        dirpath, strerror(errno));
+        return akg_fail(w->err, w->errlen, AKG_EIO, "cannot read the suite folder %s: %s", dirpath,
+                        strerror(errno));
     char **names = NULL;
     size_t n = 0, cap = 0;
     int rc = AKG_OK;
@@ -253,8 +255,8 @@ int akg__suite_discover(const char *suite_dir, const char *filter, akg_suite_lis
     return rc;
 }
 
-int akg_suite_discover(const char *suite_dir, const char *filter, akg_suite_listing *out,
-                       char *err, size_t errlen)
+int akg_suite_discover(const char *suite_dir, const char *filter, akg_suite_listing *out, char *err,
+                       size_t errlen)
 {
     return akg__suite_discover(suite_dir, filter, out, NULL, err, errlen);
 }

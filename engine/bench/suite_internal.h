@@ -54,9 +54,9 @@ struct akg_suite {
     /* the end */
     char refusal[2048]; /* why speedups are refused or withheld; empty when they are not */
     int cancelled;
-    int finishing;     /* finish() ran: DONE is on its way */
-    int done;          /* DONE was delivered (or would have been, after an early free) */
-    int free_on_done;  /* akg_suite_free came before DONE */
+    int finishing;    /* finish() ran: DONE is on its way */
+    int done;         /* DONE was delivered (or would have been, after an early free) */
+    int free_on_done; /* akg_suite_free came before DONE */
     akg_suite_status status;
     int code;
     char message[2048];

@@ -63,7 +63,8 @@ int akg_store_open(const char *path, akg_store **out, char *err, size_t errlen)
     }
     sqlite3_busy_timeout(db, 2000);
     char *msg = NULL;
-    if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;",
+    if (sqlite3_exec(db,
+                     "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;",
                      NULL, NULL, &msg) != SQLITE_OK) {
         int rc = akg_fail(err, errlen, AKG_EDB, "store %s: %s", path, msg ? msg : "pragma failed");
         sqlite3_free(msg);
@@ -207,10 +208,11 @@ int akg_store_candidate_add(akg_store *store, long long run_id, int step, const 
                             const char *error_detail, double ref_ms, double kernel_ms)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(store->db,
-                           "INSERT INTO candidates(run_id, step, sketch, code, status, error_class,"
-                           " error_detail, ref_ms, kernel_ms, created_at) VALUES(?,?,?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            store->db,
+            "INSERT INTO candidates(run_id, step, sketch, code, status, error_class,"
+            " error_detail, ref_ms, kernel_ms, created_at) VALUES(?,?,?,?,?,?,?,?,?,?)",
+            -1, &st, NULL) != SQLITE_OK)
         return AKG_EDB;
     char now[32];
     now_iso(now);
@@ -314,10 +316,9 @@ cJSON *akg_store_latest_by_target(akg_store *store, const char *reference_path,
                                   const char *content_hash)
 {
     sqlite3_stmt *st;
-    const char *sql =
-        "SELECT r.* FROM runs r JOIN (SELECT backend, dsl, MAX(id) AS id FROM runs"
-        " WHERE reference_path=? AND status<>'running' AND workflow<>'design_only'"
-        " GROUP BY backend, dsl) l ON r.id=l.id ORDER BY r.backend, r.dsl";
+    const char *sql = "SELECT r.* FROM runs r JOIN (SELECT backend, dsl, MAX(id) AS id FROM runs"
+                      " WHERE reference_path=? AND status<>'running' AND workflow<>'design_only'"
+                      " GROUP BY backend, dsl) l ON r.id=l.id ORDER BY r.backend, r.dsl";
     if (sqlite3_prepare_v2(store->db, sql, -1, &st, NULL) != SQLITE_OK)
         return NULL;
     bind_text(st, 1, reference_path);

@@ -94,8 +94,7 @@ int akg_provider_session_new(const akg_provider *provider, uv_loop_t *loop,
         return akg_fail(err, errlen, AKG_ENOMEM, "out of memory opening a %s session",
                         provider->name);
     s->provider = provider;
-    int rc = provider->session_open ? provider->session_open(loop, &s->state, err, errlen)
-                                    : AKG_OK;
+    int rc = provider->session_open ? provider->session_open(loop, &s->state, err, errlen) : AKG_OK;
     if (rc != AKG_OK) {
         free(s);
         return rc;

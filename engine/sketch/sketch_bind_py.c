@@ -62,16 +62,26 @@ static name_kind kind_of(const akg_sketch *sk, const char *name, size_t *index)
 static const char *torch_dtype(akg_dtype dt)
 {
     switch (dt) {
-    case AKG_DTYPE_BOOL: return "torch.bool";
-    case AKG_DTYPE_I8: return "torch.int8";
-    case AKG_DTYPE_I16: return "torch.int16";
-    case AKG_DTYPE_I32: return "torch.int32";
-    case AKG_DTYPE_I64: return "torch.int64";
-    case AKG_DTYPE_U8: return "torch.uint8";
-    case AKG_DTYPE_F16: return "torch.float16";
-    case AKG_DTYPE_BF16: return "torch.bfloat16";
-    case AKG_DTYPE_F64: return "torch.float64";
-    default: return "torch.float32";
+    case AKG_DTYPE_BOOL:
+        return "torch.bool";
+    case AKG_DTYPE_I8:
+        return "torch.int8";
+    case AKG_DTYPE_I16:
+        return "torch.int16";
+    case AKG_DTYPE_I32:
+        return "torch.int32";
+    case AKG_DTYPE_I64:
+        return "torch.int64";
+    case AKG_DTYPE_U8:
+        return "torch.uint8";
+    case AKG_DTYPE_F16:
+        return "torch.float16";
+    case AKG_DTYPE_BF16:
+        return "torch.bfloat16";
+    case AKG_DTYPE_F64:
+        return "torch.float64";
+    default:
+        return "torch.float32";
     }
 }
 
@@ -106,7 +116,8 @@ static void py_expr(gen *g, akg_buf *b, const akg_sketch_expr *e)
         return;
     }
     case AKG_SKETCH_EXPR_UNARY:
-        akg_buf_appendf(b, "(%s", !strcmp(akg_sketch_expr_text(e), "not") ? "not " : akg_sketch_expr_text(e));
+        akg_buf_appendf(b, "(%s",
+                        !strcmp(akg_sketch_expr_text(e), "not") ? "not " : akg_sketch_expr_text(e));
         py_expr(g, b, akg_sketch_expr_lhs(e));
         akg_buf_puts(b, ")");
         return;
@@ -191,8 +202,7 @@ static void forward_arg(gen *g, akg_buf *b, const akg_sketch_expr *call)
         else
             akg_buf_appendf(b, "%s", g->ref->forward_params[pos].name);
     } else {
-        gfail(g, "bind: input() takes forward's argument name (a string) or position", NULL,
-              NULL);
+        gfail(g, "bind: input() takes forward's argument name (a string) or position", NULL, NULL);
     }
 }
 
@@ -296,9 +306,11 @@ static const char helpers[] =
     "    if value.dtype != dtype:\n"
     "        raise TypeError(\"%s: this kernel takes %s, got %s\" % (what, dtype, value.dtype))\n"
     "    if device is not None and value.device.type != device:\n"
-    "        raise TypeError(\"%s: this kernel runs on %s tensors, got one on %s\" % (what, device, value.device))\n"
+    "        raise TypeError(\"%s: this kernel runs on %s tensors, got one on %s\" % (what, "
+    "device, value.device))\n"
     "    if value.dim() != ndim:\n"
-    "        raise ValueError(\"%s: expected %d dimensions, got shape %s\" % (what, ndim, tuple(value.shape)))\n"
+    "        raise ValueError(\"%s: expected %d dimensions, got shape %s\" % (what, ndim, "
+    "tuple(value.shape)))\n"
     "    return value.detach().contiguous()\n"
     "\n"
     "\n"
@@ -316,8 +328,8 @@ static void tensor_item(gen *g, akg_buf *b, const char *name, size_t ti,
     akg_dtype dt = akg_sketch_tensor_dtype(g->sk, ti);
     const akg_sketch_expr *shape = NULL;
     size_t nitems = akg_sketch_expr_item_count(call);
-    if (nitems >= 2 && akg_sketch_expr_get_kind(akg_sketch_expr_item(call, 1)) ==
-                           AKG_SKETCH_EXPR_LIST)
+    if (nitems >= 2 &&
+        akg_sketch_expr_get_kind(akg_sketch_expr_item(call, 1)) == AKG_SKETCH_EXPR_LIST)
         shape = akg_sketch_expr_item(call, 1);
     size_t rank = shape ? akg_sketch_expr_item_count(shape) : akg_sketch_tensor_rank(g->sk, ti);
     char what[256];
@@ -326,8 +338,8 @@ static void tensor_item(gen *g, akg_buf *b, const char *name, size_t ti,
         int_arg(call, 0, &idx);
         akg_buf_appendf(b, "        t_%s = torch.empty((", name);
         for (size_t d = 0; d < rank; d++) {
-            py_expr(g, b, shape ? akg_sketch_expr_item(shape, d)
-                                : akg_sketch_tensor_dim(g->sk, ti, d));
+            py_expr(g, b,
+                    shape ? akg_sketch_expr_item(shape, d) : akg_sketch_tensor_dim(g->sk, ti, d));
             akg_buf_puts(b, rank == 1 ? "," : (d + 1 < rank ? ", " : ""));
         }
         akg_buf_appendf(b, "), dtype=%s, device=_dev)\n", torch_dtype(dt));
@@ -350,8 +362,8 @@ static void tensor_item(gen *g, akg_buf *b, const char *name, size_t ti,
     akg_buf_appendf(b, ", \"%s\", %s, %zu, %s)\n", what, torch_dtype(dt), rank, device);
     akg_buf_appendf(b, "        if _dev is None:\n            _dev = t_%s.device\n", name);
     for (size_t d = 0; d < rank; d++) {
-        const akg_sketch_expr *e = shape ? akg_sketch_expr_item(shape, d)
-                                         : akg_sketch_tensor_dim(g->sk, ti, d);
+        const akg_sketch_expr *e =
+            shape ? akg_sketch_expr_item(shape, d) : akg_sketch_tensor_dim(g->sk, ti, d);
         size_t si;
         if (akg_sketch_expr_get_kind(e) == AKG_SKETCH_EXPR_NAME &&
             kind_of(g->sk, akg_sketch_expr_text(e), &si) == K_SYMBOL && si < 256 &&
@@ -429,12 +441,14 @@ static int bind_items(gen *g, const akg_sketch *sk, const akg_reference *ref, ak
         akg_buf_appendf(out, "        _v = ");
         number_source(g, out, akg_sketch_bind_value(sk, i));
         char *src = akg_sketch_expr_to_string(akg_sketch_bind_value(sk, i));
-        akg_buf_appendf(out, "\n        if _v != %lld:\n            raise ValueError(\"this kernel was "
-                             "designed for %s = %lld (its constexpr, bound to ",
+        akg_buf_appendf(out,
+                        "\n        if _v != %lld:\n            raise ValueError(\"this kernel was "
+                        "designed for %s = %lld (its constexpr, bound to ",
                         (long long)v, name, (long long)v);
         for (const char *p = src ? src : "?"; *p; p++)
             akg_buf_appendf(out, "%s%c", (*p == '"' || *p == '\\') ? "\\" : "", *p);
-        akg_buf_appendf(out, "); the model gives %%r: design a kernel for this model\" %% (_v,))\n");
+        akg_buf_appendf(out,
+                        "); the model gives %%r: design a kernel for this model\" %% (_v,))\n");
         free(src);
     }
     /* _akg_bind */
@@ -477,8 +491,8 @@ static int bind_items(gen *g, const akg_sketch *sk, const akg_reference *ref, ak
         case K_CONST:
             break; /* checked once, in __init__ */
         default:
-            gfail(g, "bind: '%s' is not a tensor, symbol, param or constexpr of the sketch",
-                  name, NULL);
+            gfail(g, "bind: '%s' is not a tensor, symbol, param or constexpr of the sketch", name,
+                  NULL);
         }
     }
     if (g->status)

@@ -29,113 +29,124 @@
 /* ---- tokens ------------------------------------------------------------------- */
 
 enum {
-  T_EOF,
-  T_NAME,
-  T_INT,
-  T_FLOAT,
-  T_STRING,
-  T_COMMENT,
-  T_LPAREN,
-  T_RPAREN,
-  T_LBRACK,
-  T_RBRACK,
-  T_LBRACE,
-  T_RBRACE,
-  T_COMMA,
-  T_COLON,
-  T_SEMI,
-  T_AT,
-  T_ARROW,
-  T_ASSIGN, /* = */
-  T_AUG,    /* += -= *= /= */
-  T_OP,     /* every other operator */
+    T_EOF,
+    T_NAME,
+    T_INT,
+    T_FLOAT,
+    T_STRING,
+    T_COMMENT,
+    T_LPAREN,
+    T_RPAREN,
+    T_LBRACK,
+    T_RBRACK,
+    T_LBRACE,
+    T_RBRACE,
+    T_COMMA,
+    T_COLON,
+    T_SEMI,
+    T_AT,
+    T_ARROW,
+    T_ASSIGN, /* = */
+    T_AUG,    /* += -= *= /= */
+    T_OP,     /* every other operator */
 };
 
 enum {
-  KW_NONE,
-  KW_SKETCH,
-  KW_SYMBOLS,
-  KW_TENSORS,
-  KW_CONSTEXPR,
-  KW_PARAMS,
-  KW_LOAD,
-  KW_STORE,
-  KW_PASS,
-  KW_FOR,
-  KW_IN,
-  KW_IF,
-  KW_ELIF,
-  KW_ELSE,
-  KW_NOT,
-  KW_AND,
-  KW_OR,
-  KW_TRUE,
-  KW_FALSE,
-  KW_NULL,
-  KW_BIND, /* not a keyword of the lexer: `bind` opens a section only before ':' (see sketch_fast.c) */
+    KW_NONE,
+    KW_SKETCH,
+    KW_SYMBOLS,
+    KW_TENSORS,
+    KW_CONSTEXPR,
+    KW_PARAMS,
+    KW_LOAD,
+    KW_STORE,
+    KW_PASS,
+    KW_FOR,
+    KW_IN,
+    KW_IF,
+    KW_ELIF,
+    KW_ELSE,
+    KW_NOT,
+    KW_AND,
+    KW_OR,
+    KW_TRUE,
+    KW_FALSE,
+    KW_NULL,
+    KW_BIND, /* not a keyword of the lexer: `bind` opens a section only before ':' (see
+                sketch_fast.c) */
 };
 
 typedef struct {
-  int kind;
-  int kw;              /* T_NAME: which keyword, KW_NONE for a name */
-  uint32_t start, end; /* bytes */
-  uint32_t line, col;  /* start; a token never spans lines */
-  bool bol;            /* first token of its line outside brackets (always for T_EOF) */
+    int kind;
+    int kw;              /* T_NAME: which keyword, KW_NONE for a name */
+    uint32_t start, end; /* bytes */
+    uint32_t line, col;  /* start; a token never spans lines */
+    bool bol;            /* first token of its line outside brackets (always for T_EOF) */
 } fast_tok;
 
 typedef struct {
-  size_t pos, line_start;
-  uint32_t line;
-  int depth; /* open ( and [ */
-  bool bol;
+    size_t pos, line_start;
+    uint32_t line;
+    int depth; /* open ( and [ */
+    bool bol;
 } fast_lex_state;
 
 /* ---- parser state ----------------------------------------------------------------- */
 
 typedef struct {
-  const char *text;
-  size_t len;
-  fast_lex_state lx;
-  fast_tok tok;
-  uint32_t last_end_line, last_end_col; /* end of the last token consumed */
-  akg_sketch *s;
-  sketch_arena scratch; /* temporaries, released when the parse ends */
-  int rec;              /* expression recursion depth */
-  int blocks;           /* open blocks */
-  jmp_buf decline;
+    const char *text;
+    size_t len;
+    fast_lex_state lx;
+    fast_tok tok;
+    uint32_t last_end_line, last_end_col; /* end of the last token consumed */
+    akg_sketch *s;
+    sketch_arena scratch; /* temporaries, released when the parse ends */
+    int rec;              /* expression recursion depth */
+    int blocks;           /* open blocks */
+    jmp_buf decline;
 } fast_parser;
 
 /* Gives up: tree-sitter parses the text instead. */
 
 typedef struct {
-  akg_sketch_expr *e;
-  akg_sketch_span span; /* of the grammar's node, parentheses included */
-  int depth;            /* the builder's conversion depth for this node */
+    akg_sketch_expr *e;
+    akg_sketch_span span; /* of the grammar's node, parentheses included */
+    int depth;            /* the builder's conversion depth for this node */
 } fast_expr;
 
-static inline _Noreturn void fast_decline(fast_parser *f) { longjmp(f->decline, 1); }
-
-static inline void *ir_alloc(fast_parser *f, size_t size) {
-  void *p = sketch_arena_alloc(&f->s->arena, size);
-  if (!p) fast_decline(f);
-  return p;
+static inline _Noreturn void fast_decline(fast_parser *f)
+{
+    longjmp(f->decline, 1);
 }
 
-static inline void *scratch_alloc(fast_parser *f, size_t size) {
-  void *p = sketch_arena_alloc(&f->scratch, size);
-  if (!p) fast_decline(f);
-  return p;
+static inline void *ir_alloc(fast_parser *f, size_t size)
+{
+    void *p = sketch_arena_alloc(&f->s->arena, size);
+    if (!p)
+        fast_decline(f);
+    return p;
 }
 
-static inline const char *tok_text(fast_parser *f, const fast_tok *t) {
-  char *p = sketch_arena_strndup(&f->s->arena, f->text + t->start, t->end - t->start);
-  if (!p) fast_decline(f);
-  return p;
+static inline void *scratch_alloc(fast_parser *f, size_t size)
+{
+    void *p = sketch_arena_alloc(&f->scratch, size);
+    if (!p)
+        fast_decline(f);
+    return p;
 }
 
-static inline akg_sketch_span tok_span(const fast_tok *t) {
-  akg_sketch_span sp = {t->line, t->col, t->line, t->col + (t->end - t->start)};
-  return sp;
+static inline const char *tok_text(fast_parser *f, const fast_tok *t)
+{
+    char *p = sketch_arena_strndup(&f->s->arena, f->text + t->start, t->end - t->start);
+    if (!p)
+        fast_decline(f);
+    return p;
+}
+
+static inline akg_sketch_span tok_span(const fast_tok *t)
+{
+    akg_sketch_span sp = {t->line, t->col, t->line, t->col + (t->end - t->start)};
+    return sp;
 }
 
 /* ---- sketch_fast_expr.c ---------------------------------------------------------------- */
@@ -147,9 +158,11 @@ bool sketch_fast_at_line_end(const fast_parser *f);
 void sketch_fast_expect(fast_parser *f, int kind);
 fast_tok sketch_fast_expect_name(fast_parser *f);
 fast_expr sketch_fast_parse_expr(fast_parser *f, int min_prec);
-akg_sketch_expr *sketch_fast_new_expr(fast_parser *f, akg_sketch_expr_kind kind, akg_sketch_span span);
+akg_sketch_expr *sketch_fast_new_expr(fast_parser *f, akg_sketch_expr_kind kind,
+                                      akg_sketch_span span);
 int sketch_fast_depth_check(fast_parser *f, int depth);
-akg_sketch_span sketch_fast_span_from(const akg_sketch_span *a, uint32_t end_line, uint32_t end_col);
+akg_sketch_span sketch_fast_span_from(const akg_sketch_span *a, uint32_t end_line,
+                                      uint32_t end_col);
 void *sketch_fast_grow_scratch(fast_parser *f, void *items, size_t n, size_t *cap, size_t elem);
 void *sketch_fast_copy_to_ir(fast_parser *f, const void *items, size_t n, size_t elem);
 

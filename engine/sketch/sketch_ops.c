@@ -3,10 +3,22 @@
 
 #include <string.h>
 
-#define UN(n, mx, kw, u) {n, OP_UNARY, 1, mx, kw, u}
-#define BIN(n, u) {n, OP_BINARY, 2, 2, "", u}
-#define CMP(n, u) {n, OP_CMP, 2, 2, "", u}
-#define RED(n) {n, OP_REDUCE, 1, 2, "axis,keepdim", n "(x, axis=None, keepdim=True)"}
+#define UN(n, mx, kw, u)                                                                           \
+    {                                                                                              \
+        n, OP_UNARY, 1, mx, kw, u                                                                  \
+    }
+#define BIN(n, u)                                                                                  \
+    {                                                                                              \
+        n, OP_BINARY, 2, 2, "", u                                                                  \
+    }
+#define CMP(n, u)                                                                                  \
+    {                                                                                              \
+        n, OP_CMP, 2, 2, "", u                                                                     \
+    }
+#define RED(n)                                                                                     \
+    {                                                                                              \
+        n, OP_REDUCE, 1, 2, "axis,keepdim", n "(x, axis=None, keepdim=True)"                       \
+    }
 
 static const sketch_op sketch_ops[] = {
     UN("neg", 1, "", "neg(x)"),
@@ -65,8 +77,10 @@ static const sketch_op sketch_ops[] = {
     RED("argmax"),
     RED("argmin"),
     RED("reduce_argmax"),
-    {"cumsum", OP_SCAN, 1, 2, "axis,reverse,exclusive", "cumsum(x, axis=-1, reverse=False, exclusive=False)"},
-    {"cumprod", OP_SCAN, 1, 2, "axis,reverse,exclusive", "cumprod(x, axis=-1, reverse=False, exclusive=False)"},
+    {"cumsum", OP_SCAN, 1, 2, "axis,reverse,exclusive",
+     "cumsum(x, axis=-1, reverse=False, exclusive=False)"},
+    {"cumprod", OP_SCAN, 1, 2, "axis,reverse,exclusive",
+     "cumprod(x, axis=-1, reverse=False, exclusive=False)"},
     {"local_cumsum", OP_SCAN, 1, 2, "axis,reverse,exclusive", "local_cumsum(x, axis=-1)"},
     {"local_cumprod", OP_SCAN, 1, 2, "axis,reverse,exclusive", "local_cumprod(x, axis=-1)"},
     {"softmax", OP_SOFTMAX, 1, 2, "axis", "softmax(x, axis=-1)"},
@@ -83,7 +97,8 @@ static const sketch_op sketch_ops[] = {
     {"min", OP_INDEX, 1, 8, "", "min(a, b, ...)"},
     {"max", OP_INDEX, 1, 8, "", "max(a, b, ...)"},
     {"floor_div", OP_INDEX, 2, 2, "", "floor_div(a, b)"},
-    {"alloc", OP_ALLOC, 1, 2, "dtype,llm_hint,shape", "t = alloc([dims], dtype=..., llm_hint=[...])"},
+    {"alloc", OP_ALLOC, 1, 2, "dtype,llm_hint,shape",
+     "t = alloc([dims], dtype=..., llm_hint=[...])"},
     {"range", OP_RANGE, 1, 3, "", "range([start,] stop[, step])"},
     {"tune", OP_TUNE, 1, 64, "", "tune(c0, c1, ...)"},
 };
@@ -92,29 +107,39 @@ static const sketch_op sketch_ops[] = {
 
 static const char *sketch_op_name_list[SKETCH_OP_COUNT];
 
-const sketch_op *sketch_op_find(const char *name) {
-  for (size_t i = 0; i < SKETCH_OP_COUNT; i++) /* the first byte rules out most names cheaply */
-    if (sketch_ops[i].name[0] == name[0] && strcmp(sketch_ops[i].name, name) == 0) return &sketch_ops[i];
-  return NULL;
+const sketch_op *sketch_op_find(const char *name)
+{
+    for (size_t i = 0; i < SKETCH_OP_COUNT; i++) /* the first byte rules out most names cheaply */
+        if (sketch_ops[i].name[0] == name[0] && strcmp(sketch_ops[i].name, name) == 0)
+            return &sketch_ops[i];
+    return NULL;
 }
 
-bool sketch_op_has_kwarg(const sketch_op *op, const char *kw) {
-  size_t n = strlen(kw);
-  const char *p = op->kwargs;
-  while (*p) {
-    const char *e = strchr(p, ',');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    if (len == n && strncmp(p, kw, n) == 0) return true;
-    if (!e) break;
-    p = e + 1;
-  }
-  return false;
+bool sketch_op_has_kwarg(const sketch_op *op, const char *kw)
+{
+    size_t n = strlen(kw);
+    const char *p = op->kwargs;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, kw, n) == 0)
+            return true;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return false;
 }
 
-const char *const *sketch_op_names(void) {
-  /* filled on first use; the table is constant so a race writes equal values */
-  for (size_t i = 0; i < SKETCH_OP_COUNT; i++) sketch_op_name_list[i] = sketch_ops[i].name;
-  return sketch_op_name_list;
+const char *const *sketch_op_names(void)
+{
+    /* filled on first use; the table is constant so a race writes equal values */
+    for (size_t i = 0; i < SKETCH_OP_COUNT; i++)
+        sketch_op_name_list[i] = sketch_ops[i].name;
+    return sketch_op_name_list;
 }
 
-size_t sketch_op_count(void) { return SKETCH_OP_COUNT; }
+size_t sketch_op_count(void)
+{
+    return SKETCH_OP_COUNT;
+}

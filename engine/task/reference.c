@@ -72,24 +72,53 @@ char *akg_canonical_op(const char *callee)
     static const struct {
         const char *layer, *op;
     } layers[] = {
-        {"ReLU", "relu"},         {"ReLU6", "relu6"},         {"LeakyReLU", "leaky_relu"},
-        {"Sigmoid", "sigmoid"},   {"Tanh", "tanh"},           {"GELU", "gelu"},
-        {"SiLU", "silu"},         {"Softplus", "softplus"},   {"ELU", "elu"},
-        {"SELU", "selu"},         {"Hardtanh", "hardtanh"},   {"Hardsigmoid", "hardsigmoid"},
-        {"Softsign", "softsign"}, {"Softmax", "softmax"},     {"LogSoftmax", "log_softmax"},
-        {"Mish", "mish"},         {"Hardswish", "hardswish"}, {"CELU", "celu"},
-        {"Linear", "linear"},     {"Conv1d", "conv1d"},       {"Conv2d", "conv2d"},
-        {"Conv3d", "conv3d"},     {"ConvTranspose1d", "conv_transpose1d"},
-        {"ConvTranspose2d", "conv_transpose2d"},              {"ConvTranspose3d", "conv_transpose3d"},
-        {"BatchNorm1d", "batch_norm"}, {"BatchNorm2d", "batch_norm"}, {"BatchNorm3d", "batch_norm"},
-        {"InstanceNorm1d", "instance_norm"}, {"InstanceNorm2d", "instance_norm"},
-        {"InstanceNorm3d", "instance_norm"}, {"GroupNorm", "group_norm"},
-        {"LayerNorm", "layer_norm"}, {"MaxPool1d", "max_pool1d"}, {"MaxPool2d", "max_pool2d"},
-        {"MaxPool3d", "max_pool3d"}, {"AvgPool1d", "avg_pool1d"}, {"AvgPool2d", "avg_pool2d"},
-        {"AvgPool3d", "avg_pool3d"}, {"MSELoss", "mse_loss"}, {"CrossEntropyLoss", "cross_entropy"},
-        {"SmoothL1Loss", "smooth_l1_loss"}, {"HuberLoss", "huber_loss"},
-        {"KLDivLoss", "kl_div"}, {"TripletMarginLoss", "triplet_margin_loss"},
-        {"Dropout", "dropout"}, {"Identity", "identity"},
+        {"ReLU", "relu"},
+        {"ReLU6", "relu6"},
+        {"LeakyReLU", "leaky_relu"},
+        {"Sigmoid", "sigmoid"},
+        {"Tanh", "tanh"},
+        {"GELU", "gelu"},
+        {"SiLU", "silu"},
+        {"Softplus", "softplus"},
+        {"ELU", "elu"},
+        {"SELU", "selu"},
+        {"Hardtanh", "hardtanh"},
+        {"Hardsigmoid", "hardsigmoid"},
+        {"Softsign", "softsign"},
+        {"Softmax", "softmax"},
+        {"LogSoftmax", "log_softmax"},
+        {"Mish", "mish"},
+        {"Hardswish", "hardswish"},
+        {"CELU", "celu"},
+        {"Linear", "linear"},
+        {"Conv1d", "conv1d"},
+        {"Conv2d", "conv2d"},
+        {"Conv3d", "conv3d"},
+        {"ConvTranspose1d", "conv_transpose1d"},
+        {"ConvTranspose2d", "conv_transpose2d"},
+        {"ConvTranspose3d", "conv_transpose3d"},
+        {"BatchNorm1d", "batch_norm"},
+        {"BatchNorm2d", "batch_norm"},
+        {"BatchNorm3d", "batch_norm"},
+        {"InstanceNorm1d", "instance_norm"},
+        {"InstanceNorm2d", "instance_norm"},
+        {"InstanceNorm3d", "instance_norm"},
+        {"GroupNorm", "group_norm"},
+        {"LayerNorm", "layer_norm"},
+        {"MaxPool1d", "max_pool1d"},
+        {"MaxPool2d", "max_pool2d"},
+        {"MaxPool3d", "max_pool3d"},
+        {"AvgPool1d", "avg_pool1d"},
+        {"AvgPool2d", "avg_pool2d"},
+        {"AvgPool3d", "avg_pool3d"},
+        {"MSELoss", "mse_loss"},
+        {"CrossEntropyLoss", "cross_entropy"},
+        {"SmoothL1Loss", "smooth_l1_loss"},
+        {"HuberLoss", "huber_loss"},
+        {"KLDivLoss", "kl_div"},
+        {"TripletMarginLoss", "triplet_margin_loss"},
+        {"Dropout", "dropout"},
+        {"Identity", "identity"},
     };
     for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
         if (strcmp(last, layers[i].layer) == 0)
@@ -160,7 +189,6 @@ static int push_call(akg_reference *ref, akg_ref_call call)
     return AKG_OK;
 }
 
-
 /* ---------- expression trees ---------- */
 
 static akg_expr *expr_new(const parse_ctx *c, akg_expr_kind kind, TSNode n)
@@ -228,10 +256,11 @@ static akg_expr *build_call(parse_ctx *c, TSNode n, int depth)
         if (node_is(fn, "attribute")) {
             TSNode obj = ts_node_child_by_field_name(fn, "object", 6);
             char *ot = node_text(c, obj);
-            int module = ot && is_dotted_name(obj) && (strcmp(ot, "torch") == 0 || strcmp(ot, "F") == 0 ||
-                                strcmp(ot, "nn") == 0 || strncmp(ot, "torch.", 6) == 0 ||
-                                strcmp(ot, "nn.functional") == 0 || strcmp(ot, "math") == 0 ||
-                                strcmp(ot, "self") == 0);
+            int module =
+                ot && is_dotted_name(obj) &&
+                (strcmp(ot, "torch") == 0 || strcmp(ot, "F") == 0 || strcmp(ot, "nn") == 0 ||
+                 strncmp(ot, "torch.", 6) == 0 || strcmp(ot, "nn.functional") == 0 ||
+                 strcmp(ot, "math") == 0 || strcmp(ot, "self") == 0);
             free(ot);
             if (!module) {
                 e->method = 1;
@@ -475,7 +504,6 @@ static void collect_layers(parse_ctx *c, TSNode n)
     for (uint32_t i = 0; i < k; i++)
         collect_layers(c, ts_node_named_child(n, i));
 }
-
 
 static void collect_calls(parse_ctx *c, TSNode n)
 {
@@ -757,7 +785,8 @@ cJSON *akg_reference_to_json(const akg_reference *ref)
         cJSON *l = cJSON_CreateObject();
         cJSON_AddStringToObject(l, "name", ref->layers[i].name ? ref->layers[i].name : "");
         cJSON_AddStringToObject(l, "type", ref->layers[i].type ? ref->layers[i].type : "");
-        cJSON_AddStringToObject(l, "args", ref->layers[i].args_text ? ref->layers[i].args_text : "");
+        cJSON_AddStringToObject(l, "args",
+                                ref->layers[i].args_text ? ref->layers[i].args_text : "");
         cJSON_AddItemToArray(layers, l);
     }
     cJSON *calls = cJSON_AddArrayToObject(o, "calls");

@@ -83,7 +83,8 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         if (take < (size_t)n)
             c->truncated = 1;
         if (take)
-            akg_buf_append(&c->output, buf->base, take); /* a failure is sticky: checked at the end */
+            akg_buf_append(&c->output, buf->base,
+                           take); /* a failure is sticky: checked at the end */
     } else if (n < 0) {
         c->out_done++;
         uv_read_stop(s);

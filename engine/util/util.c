@@ -21,19 +21,32 @@
 const char *akg_strerror(int status)
 {
     switch (status) {
-    case AKG_OK: return "ok";
-    case AKG_EINVAL: return "invalid argument";
-    case AKG_ENOMEM: return "out of memory or buffer limit reached";
-    case AKG_EIO: return "input/output error";
-    case AKG_ENOTFOUND: return "not found";
-    case AKG_EUNSUPPORTED: return "unsupported";
-    case AKG_ESPAWN: return "could not start a child process";
-    case AKG_ECANCELED: return "cancelled";
-    case AKG_ETIMEDOUT: return "timed out";
-    case AKG_EDB: return "store error";
-    case AKG_EPARSE: return "parse error";
-    case AKG_EBUSY: return "queue full";
-    default: return "unknown error";
+    case AKG_OK:
+        return "ok";
+    case AKG_EINVAL:
+        return "invalid argument";
+    case AKG_ENOMEM:
+        return "out of memory or buffer limit reached";
+    case AKG_EIO:
+        return "input/output error";
+    case AKG_ENOTFOUND:
+        return "not found";
+    case AKG_EUNSUPPORTED:
+        return "unsupported";
+    case AKG_ESPAWN:
+        return "could not start a child process";
+    case AKG_ECANCELED:
+        return "cancelled";
+    case AKG_ETIMEDOUT:
+        return "timed out";
+    case AKG_EDB:
+        return "store error";
+    case AKG_EPARSE:
+        return "parse error";
+    case AKG_EBUSY:
+        return "queue full";
+    default:
+        return "unknown error";
     }
 }
 
@@ -315,16 +328,14 @@ const char *akg_data_dir(void)
 
 /* SHA-256 (FIPS 180-4), used for content hashes of references. */
 static const uint32_t sha_k[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-    0xc67178f2};
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 
 #define ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
 
@@ -341,8 +352,8 @@ static void sha_block(uint32_t h[8], const unsigned char *p)
     }
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
     for (int i = 0; i < 64; i++) {
-        uint32_t t1 = hh + (ROTR(e, 6) ^ ROTR(e, 11) ^ ROTR(e, 25)) + ((e & f) ^ (~e & g)) +
-                      sha_k[i] + w[i];
+        uint32_t t1 =
+            hh + (ROTR(e, 6) ^ ROTR(e, 11) ^ ROTR(e, 25)) + ((e & f) ^ (~e & g)) + sha_k[i] + w[i];
         uint32_t t2 = (ROTR(a, 2) ^ ROTR(a, 13) ^ ROTR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
         hh = g;
         g = f;

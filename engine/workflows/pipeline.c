@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../internal.h"
 #include "akg/akg.h"
 #include "akg/backend.h"
 #include "akg/config.h"
@@ -42,7 +43,6 @@
 #include "akg/sketch.h"
 #include "akg/sketch_file.h"
 #include "akg/sketch_json.h"
-#include "../internal.h"
 
 static void stage_probe(akg_job *j);
 static void stage_design(akg_job *j);
@@ -299,8 +299,7 @@ static void conductor_decide(akg_job *j, const char *cls, const char *detail, co
     cJSON_AddStringToObject(cand, "found_by", found_by);
     if (j->design_check) {
         int v = design_verdict(j);
-        cJSON_AddStringToObject(cand, "design_check",
-                                v > 0 ? "pass" : v == 0 ? "fail" : "unknown");
+        cJSON_AddStringToObject(cand, "design_check", v > 0 ? "pass" : v == 0 ? "fail" : "unknown");
     }
     if (j->design_info)
         cJSON_AddItemToObject(cand, "design", cJSON_Duplicate(j->design_info, 1));
@@ -775,8 +774,8 @@ static void on_coded(akg_code_answer *a, void *user)
         write_out(j, "model_new.py", j->files.model_new_source, &j->model_new_path))
         return;
     free(j->lib_path);
-    j->lib_path = j->files.library_filename ? join_path(j->out_dir, j->files.library_filename)
-                                            : NULL;
+    j->lib_path =
+        j->files.library_filename ? join_path(j->out_dir, j->files.library_filename) : NULL;
     akg_event ev = {0};
     ev.kind = AKG_EVENT_KERNEL;
     ev.stage = "code";
@@ -847,8 +846,7 @@ static void on_built(const akg_child_result *r, void *user)
         cJSON *ans = cJSON_CreateObject();
         cJSON_AddStringToObject(ans, "compiler_output", r->output ? r->output : "");
         conductor_route(j, "build_error",
-                        buf_text(&msg, "the build failed (its output did not fit in memory)"),
-                        ans);
+                        buf_text(&msg, "the build failed (its output did not fit in memory)"), ans);
         cJSON_Delete(ans);
         akg_buf_free(&msg);
         return;
@@ -862,8 +860,8 @@ static void stage_build(akg_job *j)
     char err[1024];
     char **argv = NULL;
     if (!j->be->build_argv) {
-        emit_stage(j, "build", "attempt %d/%d: nothing to build for %s/%s", j->attempt,
-                   j->max_step, j->be->name, j->be->dsl);
+        emit_stage(j, "build", "attempt %d/%d: nothing to build for %s/%s", j->attempt, j->max_step,
+                   j->be->name, j->be->dsl);
         if (!stopped(j))
             after_build(j);
         return;
@@ -873,8 +871,8 @@ static void stage_build(akg_job *j)
         return;
     }
     if (!argv) {
-        emit_stage(j, "build", "attempt %d/%d: nothing to build for %s/%s", j->attempt,
-                   j->max_step, j->be->name, j->be->dsl);
+        emit_stage(j, "build", "attempt %d/%d: nothing to build for %s/%s", j->attempt, j->max_step,
+                   j->be->name, j->be->dsl);
         if (!stopped(j))
             after_build(j);
         return;
@@ -886,8 +884,7 @@ static void stage_build(akg_job *j)
         const char *word = strrchr(*a, '/') && **a == '/' ? strrchr(*a, '/') + 1 : *a;
         akg_buf_appendf(&cmd, "%s%s", a == argv ? "" : " ", word);
     }
-    emit_stage(j, "build", "attempt %d/%d: %s", j->attempt, j->max_step,
-               buf_text(&cmd, argv[0]));
+    emit_stage(j, "build", "attempt %d/%d: %s", j->attempt, j->max_step, buf_text(&cmd, argv[0]));
     akg_buf_free(&cmd);
     if (stopped(j)) {
         akg_argv_free(argv);

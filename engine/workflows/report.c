@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "akg/akg.h"
 #include "../internal.h"
+#include "akg/akg.h"
 
 static void emit_error(akg_job *j, const char *msg)
 {
@@ -90,9 +90,10 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
     if (j->verify) {
         cJSON *c = cJSON_AddObjectToObject(r, "correctness");
         cJSON_AddBoolToObject(c, "passed", cJSON_IsTrue(cJSON_GetObjectItem(j->verify, "ok")));
-        static const char *keys[] = {"trials", "cases", "seeds", "max_abs_err", "max_rel_err",
-                                     "rel_l2_err", "worst_trial", "worst_case", "atol", "rtol",
-                                     "dtype", "fp64_rule", NULL};
+        static const char *keys[] = {"trials",      "cases",      "seeds",       "max_abs_err",
+                                     "max_rel_err", "rel_l2_err", "worst_trial", "worst_case",
+                                     "atol",        "rtol",       "dtype",       "fp64_rule",
+                                     NULL};
         for (int i = 0; keys[i]; i++)
             copy_item(c, j->verify, keys[i]);
     }
@@ -101,19 +102,36 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
         cJSON *c = cJSON_AddObjectToObject(r, "design_check");
         const cJSON *ok = cJSON_GetObjectItem(j->design_check, "ok");
         const cJSON *skipped = cJSON_GetObjectItem(j->design_check, "skipped");
-        cJSON_AddStringToObject(c, "result", !cJSON_IsTrue(ok) ? "fail" : skipped ? "skipped" : "pass");
-        static const char *keys[] = {"skipped", "trials", "case", "seeds", "max_abs_err",
-                                     "max_rel_err", "class", "detail", "line", NULL};
+        cJSON_AddStringToObject(c, "result",
+                                !cJSON_IsTrue(ok) ? "fail"
+                                : skipped         ? "skipped"
+                                                  : "pass");
+        static const char *keys[] = {"skipped",     "trials", "case",   "seeds", "max_abs_err",
+                                     "max_rel_err", "class",  "detail", "line",  NULL};
         for (int i = 0; keys[i]; i++)
             copy_item(c, j->design_check, keys[i]);
     }
     if (j->profile && cJSON_IsTrue(cJSON_GetObjectItem(j->profile, "ok"))) {
         cJSON *p = cJSON_AddObjectToObject(r, "perf");
-        static const char *keys[] = {"ref_ms", "kernel_ms", "speedup", "runs", "warmup",
-                                     "ref_ms_p10", "ref_ms_p90", "kernel_ms_p10",
-                                     "kernel_ms_p90", "case", "env", "compile_s",
-                                     "compiled_ms", "compiled_ms_p10", "compiled_ms_p90",
-                                     "speedup_compiled", "compiled_error", "compiled_isa", NULL};
+        static const char *keys[] = {"ref_ms",
+                                     "kernel_ms",
+                                     "speedup",
+                                     "runs",
+                                     "warmup",
+                                     "ref_ms_p10",
+                                     "ref_ms_p90",
+                                     "kernel_ms_p10",
+                                     "kernel_ms_p90",
+                                     "case",
+                                     "env",
+                                     "compile_s",
+                                     "compiled_ms",
+                                     "compiled_ms_p10",
+                                     "compiled_ms_p90",
+                                     "speedup_compiled",
+                                     "compiled_error",
+                                     "compiled_isa",
+                                     NULL};
         for (int i = 0; keys[i]; i++)
             copy_item(p, j->profile, keys[i]);
     }
@@ -135,8 +153,8 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
         cJSON_AddStringToObject(e, "class", cls);
         cJSON_AddStringToObject(e, "detail", detail ? detail : "");
         if (j->final_error) {
-            static const char *keys[] = {"where", "file", "line", "column", "end_line",
-                                         "end_column", NULL};
+            static const char *keys[] = {"where",    "file",       "line", "column",
+                                         "end_line", "end_column", NULL};
             for (int i = 0; keys[i]; i++)
                 copy_item(e, j->final_error, keys[i]);
         } else if (j->feedback) {
@@ -149,8 +167,8 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
         cJSON_AddItemToObject(r, "design", cJSON_Duplicate(j->design_info, 1));
     if (j->probe) {
         cJSON *t = cJSON_AddObjectToObject(r, "task");
-        static const char *keys[] = {"inputs", "init_inputs", "params", "outputs", "dyn_cases",
-                                     NULL};
+        static const char *keys[] = {"inputs",  "init_inputs", "params",
+                                     "outputs", "dyn_cases",   NULL};
         for (int i = 0; keys[i]; i++)
             copy_item(t, j->probe, keys[i]);
     }
@@ -166,8 +184,7 @@ static int write_report(akg_job *j, const cJSON *report, char *err, size_t errle
 {
     char *text = cJSON_Print(report);
     int rc = text ? akg_write_file(j->report_path, text, strlen(text), err, errlen)
-                  : akg_fail(err, errlen, AKG_ENOMEM, "out of memory printing %s",
-                             j->report_path);
+                  : akg_fail(err, errlen, AKG_ENOMEM, "out of memory printing %s", j->report_path);
     free(text);
     if (rc != AKG_OK) {
         char msg[1024];
@@ -225,8 +242,7 @@ cJSON *akg__job_record(akg_job *j)
         const cJSON *speedup = cJSON_GetObjectItem(cJSON_GetObjectItem(report, "perf"), "speedup");
         int failures = j->store_failures;
         store_check(j,
-                    akg_store_run_end(j->engine->store, j->id,
-                                      akg_job_status_name(j->final_status),
+                    akg_store_run_end(j->engine->store, j->id, akg_job_status_name(j->final_status),
                                       j->final_status == AKG_JOB_PASS && cJSON_IsNumber(speedup)
                                           ? speedup->valuedouble
                                           : 0,

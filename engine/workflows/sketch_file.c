@@ -122,8 +122,7 @@ int akg_sketch_file_load(const char *path, const char *display, akg_sketch_file 
     f->sketch = NULL;
     if (akg_buf_status(&out) != AKG_OK) {
         akg_buf_free(&out);
-        return akg_fail(err, errlen, AKG_ENOMEM, "out of memory listing the errors of %s",
-                        display);
+        return akg_fail(err, errlen, AKG_ENOMEM, "out of memory listing the errors of %s", display);
     }
     f->diagnostics = akg_buf_steal(&out);
     if (err && errlen) {

@@ -15,17 +15,17 @@
 
 typedef enum {
     AKG_OK = 0,
-    AKG_EINVAL = -1,     /* bad argument or malformed input */
-    AKG_ENOMEM = -2,     /* allocation failed or a capped buffer is full */
-    AKG_EIO = -3,        /* a file or pipe could not be read or written */
-    AKG_ENOTFOUND = -4,  /* a file, key or row does not exist */
+    AKG_EINVAL = -1,       /* bad argument or malformed input */
+    AKG_ENOMEM = -2,       /* allocation failed or a capped buffer is full */
+    AKG_EIO = -3,          /* a file or pipe could not be read or written */
+    AKG_ENOTFOUND = -4,    /* a file, key or row does not exist */
     AKG_EUNSUPPORTED = -5, /* a backend, DSL, operator or option we do not handle */
-    AKG_ESPAWN = -6,     /* a child process could not be started */
-    AKG_ECANCELED = -7,  /* the operation was cancelled */
-    AKG_ETIMEDOUT = -8,  /* the operation ran past its deadline */
-    AKG_EDB = -9,        /* the SQLite store failed */
-    AKG_EPARSE = -10,    /* a reference or sketch could not be parsed */
-    AKG_EBUSY = -11      /* a bounded queue is full */
+    AKG_ESPAWN = -6,       /* a child process could not be started */
+    AKG_ECANCELED = -7,    /* the operation was cancelled */
+    AKG_ETIMEDOUT = -8,    /* the operation ran past its deadline */
+    AKG_EDB = -9,          /* the SQLite store failed */
+    AKG_EPARSE = -10,      /* a reference or sketch could not be parsed */
+    AKG_EBUSY = -11        /* a bounded queue is full */
 } akg_status;
 
 /* A static, human-readable name for a status code. */

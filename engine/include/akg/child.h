@@ -13,7 +13,7 @@
 typedef struct akg_child akg_child;
 
 typedef struct {
-    int spawned;      /* 0 when the program could not be started */
+    int spawned; /* 0 when the program could not be started */
     int exit_status;
     int term_signal;
     int timed_out;

@@ -21,10 +21,10 @@
 typedef enum { AKG_SCALAR_CONST, AKG_SCALAR_INIT_PARAM } akg_scalar_source;
 
 typedef struct {
-    char name[64];            /* "negative_slope", "alpha", ... */
-    double value;             /* the value seen in the probe (or the constant) */
+    char name[64]; /* "negative_slope", "alpha", ... */
+    double value;  /* the value seen in the probe (or the constant) */
     akg_scalar_source source;
-    char init_name[64];       /* INIT_PARAM: Model's constructor argument */
+    char init_name[64]; /* INIT_PARAM: Model's constructor argument */
     int init_index;
 } akg_scalar;
 
@@ -38,12 +38,12 @@ typedef enum { AKG_PW_INPUT, AKG_PW_CONST, AKG_PW_SCALAR, AKG_PW_OP } akg_pw_kin
 
 typedef struct {
     akg_pw_kind kind;
-    char op[24];              /* OP: "add", "relu", "leaky_relu", "gelu_tanh", ... */
-    int args[3];              /* OP: earlier node indices (tensor or scalar nodes) */
+    char op[24]; /* OP: "add", "relu", "leaky_relu", "gelu_tanh", ... */
+    int args[3]; /* OP: earlier node indices (tensor or scalar nodes) */
     int n_args;
-    int input;                /* INPUT: forward parameter index */
-    int scalar;               /* SCALAR: index into akg_design.scalars */
-    double value;             /* CONST */
+    int input;    /* INPUT: forward parameter index */
+    int scalar;   /* SCALAR: index into akg_design.scalars */
+    double value; /* CONST */
 } akg_pw_node;
 
 typedef enum {
@@ -53,37 +53,37 @@ typedef enum {
 } akg_design_kind;
 
 typedef enum {
-    AKG_MATH_FAST,    /* the sketch's default math: polynomial exp/log/erf that vectorise */
-    AKG_MATH_PRECISE  /* a math("precise") hint (the answer to a numerical failure) */
+    AKG_MATH_FAST,   /* the sketch's default math: polynomial exp/log/erf that vectorise */
+    AKG_MATH_PRECISE /* a math("precise") hint (the answer to a numerical failure) */
 } akg_math_mode;
 
 typedef struct akg_design {
     akg_design_kind kind;
-    char op_name[64];         /* for file and sketch names: "relu", "softmax", "gelu_tanh" */
-    char dtype[16];           /* "float32" */
-    int rank;                 /* rank of the input seen in the probe */
+    char op_name[64]; /* for file and sketch names: "relu", "softmax", "gelu_tanh" */
+    char dtype[16];   /* "float32" */
+    int rank;         /* rank of the input seen in the probe */
     /* pointwise */
     akg_pw_node nodes[AKG_DESIGN_MAX_NODES];
     int n_nodes;
-    int result;               /* the node stored to the output */
+    int result;                        /* the node stored to the output */
     int inputs[AKG_DESIGN_MAX_INPUTS]; /* forward parameter indices read, in kernel order */
     int n_inputs;
     akg_scalar scalars[AKG_DESIGN_MAX_SCALARS * 4];
     int n_scalars;
     /* softmax */
-    akg_scalar dim;           /* dim may come from the constructor */
+    akg_scalar dim; /* dim may come from the constructor */
     int log_softmax;
     /* tunables and lowering choices */
-    long block;               /* pointwise: elements per parallel block */
-    long rows;                /* softmax: rows per parallel task */
+    long block; /* pointwise: elements per parallel block */
+    long rows;  /* softmax: rows per parallel task */
     akg_math_mode math;
-    int parallel;             /* 1: the sketch's outer loop carries a parallel hint */
-    int vectorize;            /* 1: its inner computations carry vectorize hints */
-    int nontemporal;          /* pointwise: the store carries a nontemporal hint */
+    int parallel;    /* 1: the sketch's outer loop carries a parallel hint */
+    int vectorize;   /* 1: its inner computations carry vectorize hints */
+    int nontemporal; /* pointwise: the store carries a nontemporal hint */
     /* AKG_DESIGN_FAMILY: "reduction", "norm", "scan", "loss", "matmul", "conv", "pool" */
     char family[24];
-    cJSON *params;            /* owned; the family rule's reading of the task (provenance) */
-    char *sketch_text;        /* owned; the Unified Sketch of this design */
+    cJSON *params;     /* owned; the family rule's reading of the task (provenance) */
+    char *sketch_text; /* owned; the Unified Sketch of this design */
 } akg_design;
 
 /* Designs a kernel for ref (with the harness's probe answer). On success
@@ -93,8 +93,7 @@ typedef struct akg_design {
  * the Conductor's last failure routed to the Designer (may be NULL), attempt
  * is 1-based. */
 int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
-                         int attempt, akg_design **out, akg_range *where, char *err,
-                         size_t errlen);
+                         int attempt, akg_design **out, akg_range *where, char *err, size_t errlen);
 void akg_design_free(akg_design *d);
 /* The pointwise op of a Python/sketch binary operator ("+" -> "add", "**" ->
  * "pow"), or NULL. */
@@ -107,9 +106,9 @@ const char *akg_pointwise_binop(const char *op);
  * it cannot design (and *where). The built-in Designer tries the pointwise
  * and softmax rules first, then these in order.
  */
-typedef int (*akg_family_rule)(const akg_reference *ref, const cJSON *probe,
-                               const cJSON *feedback, int attempt, akg_design **out,
-                               akg_range *where, char *err, size_t errlen);
+typedef int (*akg_family_rule)(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
+                               int attempt, akg_design **out, akg_range *where, char *err,
+                               size_t errlen);
 int akg_rules_reduction(const akg_reference *, const cJSON *, const cJSON *, int, akg_design **,
                         akg_range *, char *, size_t);
 int akg_rules_norm(const akg_reference *, const cJSON *, const cJSON *, int, akg_design **,
@@ -126,6 +125,5 @@ int akg_rules_pool(const akg_reference *, const cJSON *, const cJSON *, int, akg
                    akg_range *, char *, size_t);
 /* The design as JSON (for the report and the store); the caller deletes it. */
 cJSON *akg_design_to_json(const akg_design *d);
-
 
 #endif

@@ -32,18 +32,18 @@ typedef struct akg_engine akg_engine;
 typedef struct akg_job akg_job;
 
 typedef struct {
-    const char *python;      /* harness interpreter; NULL: $AKG_PYTHON, else /usr/bin/python3 */
-    const char *store_path;  /* SQLite file; NULL: $AKG_STORE, else ~/.akg/akg.db */
-    int devices;             /* harness workers of each device kind (one per device); 0: 1 */
-    int threads;             /* CPU threads per worker and kernel; 0: all cores / devices */
-    int max_jobs;            /* jobs that may run at once; 0 means 4 */
-    int max_queue;           /* jobs that may wait; 0 means 16; more gives AKG_EBUSY */
-    const char *workspace;   /* project root: .akg/settings.json is read from here; may be NULL */
+    const char *python;     /* harness interpreter; NULL: $AKG_PYTHON, else /usr/bin/python3 */
+    const char *store_path; /* SQLite file; NULL: $AKG_STORE, else ~/.akg/akg.db */
+    int devices;            /* harness workers of each device kind (one per device); 0: 1 */
+    int threads;            /* CPU threads per worker and kernel; 0: all cores / devices */
+    int max_jobs;           /* jobs that may run at once; 0 means 4 */
+    int max_queue;          /* jobs that may wait; 0 means 16; more gives AKG_EBUSY */
+    const char *workspace;  /* project root: .akg/settings.json is read from here; may be NULL */
 } akg_engine_options;
 
 /* Creates an engine on loop. Owned by the caller; release with akg_engine_close. */
-int akg_engine_new(uv_loop_t *loop, const akg_engine_options *opts, akg_engine **out,
-                   char *err, size_t errlen);
+int akg_engine_new(uv_loop_t *loop, const akg_engine_options *opts, akg_engine **out, char *err,
+                   size_t errlen);
 /* Cancels every job, stops workers, closes the store; close_cb runs when the
  * last handle has closed (the engine's memory is freed just before it). */
 void akg_engine_close(akg_engine *engine, void (*close_cb)(void *user), void *user);
@@ -94,30 +94,35 @@ typedef enum {
 } akg_event_kind;
 
 typedef enum {
-    AKG_JOB_PASS,        /* a kernel passed verification */
-    AKG_JOB_FAIL,        /* no kernel passed */
-    AKG_JOB_UNVERIFIED,  /* kernelgen_only / design_only: written, not verified */
+    AKG_JOB_PASS,       /* a kernel passed verification */
+    AKG_JOB_FAIL,       /* no kernel passed */
+    AKG_JOB_UNVERIFIED, /* kernelgen_only / design_only: written, not verified */
     AKG_JOB_CANCELLED,
-    AKG_JOB_ERROR        /* the job could not run (bad reference, probe failure, ...) */
+    AKG_JOB_ERROR /* the job could not run (bad reference, probe failure, ...) */
 } akg_job_status;
 
-typedef enum { AKG_LOG_ERROR = 1, AKG_LOG_WARN = 2, AKG_LOG_INFO = 3, AKG_LOG_DEBUG = 4 } akg_log_level;
+typedef enum {
+    AKG_LOG_ERROR = 1,
+    AKG_LOG_WARN = 2,
+    AKG_LOG_INFO = 3,
+    AKG_LOG_DEBUG = 4
+} akg_log_level;
 
 typedef struct {
     akg_event_kind kind;
     akg_job *job;
-    long long job_id;       /* unique per engine, also the store's run id */
-    const char *stage;      /* "parse", "probe", "design", "code", "build", "verify", "profile" */
-    int attempt;            /* 1-based step of the Conductor loop */
+    long long job_id;  /* unique per engine, also the store's run id */
+    const char *stage; /* "parse", "probe", "design", "code", "build", "verify", "profile" */
+    int attempt;       /* 1-based step of the Conductor loop */
     int max_attempts;
-    int trial, trials;      /* STAGE "verify": trials passed so far, of trials (0 otherwise) */
-    int ok;                 /* VERIFY/PROFILE: 1 when it passed */
-    akg_job_status status;  /* DONE */
-    akg_log_level level;    /* LOG */
-    const char *message;    /* one line for a person */
-    const char *path;       /* SKETCH/KERNEL: the file written; DONE: the report.json */
-    const char *text;       /* SKETCH/KERNEL: the file's text */
-    const cJSON *data;      /* structured payload, see each kind */
+    int trial, trials;     /* STAGE "verify": trials passed so far, of trials (0 otherwise) */
+    int ok;                /* VERIFY/PROFILE: 1 when it passed */
+    akg_job_status status; /* DONE */
+    akg_log_level level;   /* LOG */
+    const char *message;   /* one line for a person */
+    const char *path;      /* SKETCH/KERNEL: the file written; DONE: the report.json */
+    const char *text;      /* SKETCH/KERNEL: the file's text */
+    const cJSON *data;     /* structured payload, see each kind */
 } akg_event;
 
 typedef void (*akg_event_cb)(const akg_event *event, void *user);

@@ -21,12 +21,12 @@ typedef struct akg_harness akg_harness;
 typedef struct akg_harness_req akg_harness_req;
 
 typedef struct {
-    const char *python;       /* interpreter (required) */
+    const char *python;        /* interpreter (required) */
     const char *worker_script; /* path of backends/harness/worker.py (required) */
-    int workers;              /* pool size, one per device; >= 1 */
-    int threads;              /* threads per worker (OMP_NUM_THREADS, torch threads) */
-    const char *device_kind;  /* "cpu" or "cuda" */
-    double startup_timeout_s; /* how long importing torch may take; 0: 120 */
+    int workers;               /* pool size, one per device; >= 1 */
+    int threads;               /* threads per worker (OMP_NUM_THREADS, torch threads) */
+    const char *device_kind;   /* "cpu" or "cuda" */
+    double startup_timeout_s;  /* how long importing torch may take; 0: 120 */
     /* Optional log sink for the workers' stderr lines. */
     void (*log)(void *user, int worker, const char *line);
     void *log_user;
@@ -37,8 +37,8 @@ typedef void (*akg_harness_cb)(const cJSON *answer, void *user);
 
 /* Creates the pool; workers start lazily on the first request. The caller
  * owns the pool and releases it with akg_harness_close. */
-int akg_harness_new(uv_loop_t *loop, const akg_harness_options *opts, akg_harness **out,
-                    char *err, size_t errlen);
+int akg_harness_new(uv_loop_t *loop, const akg_harness_options *opts, akg_harness **out, char *err,
+                    size_t errlen);
 /* Queues request (a cJSON object with "op"; the pool takes ownership and sets
  * "id"). timeout_s bounds the time from sending to answering. *out, if not
  * NULL, receives a handle valid until the callback runs. */

@@ -62,10 +62,10 @@ typedef struct {
 } akg_design_request;
 
 typedef struct {
-    int status;              /* AKG_OK; AKG_EUNSUPPORTED when nothing here designs the task;
-                                AKG_ECANCELED; another akg_status on other failures */
-    const char *message;     /* failure: for a person, naming what could not be designed */
-    bool has_where;          /* failure: where points into the reference */
+    int status;          /* AKG_OK; AKG_EUNSUPPORTED when nothing here designs the task;
+                            AKG_ECANCELED; another akg_status on other failures */
+    const char *message; /* failure: for a person, naming what could not be designed */
+    bool has_where;      /* failure: where points into the reference */
     akg_range where;
     const char *sketch_text; /* success: the sketch, not yet parsed or checked */
     const char *op_name;     /* success: for file names and the report ("relu") */

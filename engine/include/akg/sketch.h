@@ -33,20 +33,20 @@ extern "C" {
 /* ---- diagnostics --------------------------------------------------------- */
 
 typedef enum {
-  AKG_SKETCH_ERROR = 1,
-  AKG_SKETCH_WARNING = 2,
-  AKG_SKETCH_NOTE = 3,
+    AKG_SKETCH_ERROR = 1,
+    AKG_SKETCH_WARNING = 2,
+    AKG_SKETCH_NOTE = 3,
 } akg_sketch_severity;
 
 typedef struct {
-  uint32_t line, col;         /* start, 0-based */
-  uint32_t end_line, end_col; /* end (exclusive), 0-based */
+    uint32_t line, col;         /* start, 0-based */
+    uint32_t end_line, end_col; /* end (exclusive), 0-based */
 } akg_sketch_span;
 
 typedef struct {
-  akg_sketch_span span;
-  akg_sketch_severity severity;
-  const char *message; /* owned by the list */
+    akg_sketch_span span;
+    akg_sketch_severity severity;
+    const char *message; /* owned by the list */
 } akg_sketch_diag;
 
 typedef struct akg_sketch_diag_list akg_sketch_diag_list;
@@ -62,8 +62,8 @@ const akg_sketch_diag *akg_sketch_diag_at(const akg_sketch_diag_list *list, size
 size_t akg_sketch_diag_error_count(const akg_sketch_diag_list *list);
 /* Appends a diagnostic (printf-style message). Past AKG_SKETCH_MAX_DIAGS the
  * diagnostic is counted but dropped. Returns 0, or -ENOMEM. */
-int akg_sketch_diag_add(akg_sketch_diag_list *list, akg_sketch_severity severity, akg_sketch_span span,
-                        const char *fmt, ...)
+int akg_sketch_diag_add(akg_sketch_diag_list *list, akg_sketch_severity severity,
+                        akg_sketch_span span, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
@@ -79,17 +79,17 @@ typedef struct akg_sketch_stmt akg_sketch_stmt;
 typedef struct akg_sketch_expr akg_sketch_expr;
 
 typedef enum {
-  AKG_DTYPE_UNKNOWN = 0,
-  AKG_DTYPE_BOOL,
-  AKG_DTYPE_I8,
-  AKG_DTYPE_I16,
-  AKG_DTYPE_I32,
-  AKG_DTYPE_I64,
-  AKG_DTYPE_U8,
-  AKG_DTYPE_F16,
-  AKG_DTYPE_BF16,
-  AKG_DTYPE_F32,
-  AKG_DTYPE_F64,
+    AKG_DTYPE_UNKNOWN = 0,
+    AKG_DTYPE_BOOL,
+    AKG_DTYPE_I8,
+    AKG_DTYPE_I16,
+    AKG_DTYPE_I32,
+    AKG_DTYPE_I64,
+    AKG_DTYPE_U8,
+    AKG_DTYPE_F16,
+    AKG_DTYPE_BF16,
+    AKG_DTYPE_F32,
+    AKG_DTYPE_F64,
 } akg_dtype;
 
 /* "f16", "bf16", ...; "?" for AKG_DTYPE_UNKNOWN. */
@@ -189,14 +189,14 @@ bool akg_sketch_has_binding(const akg_sketch *sketch);
 /* ---- statements ------------------------------------------------------------ */
 
 typedef enum {
-  AKG_SKETCH_STMT_FOR = 1, /* for VAR in range(start, stop, step): body */
-  AKG_SKETCH_STMT_IF,      /* if cond: then-body [else: else-body] */
-  AKG_SKETCH_STMT_ALLOC,   /* NAME = alloc([dims], dtype=?, llm_hint=[...]) */
-  AKG_SKETCH_STMT_LOAD,    /* load(source -> target, options...) */
-  AKG_SKETCH_STMT_STORE,   /* store(source -> target, options...) */
-  AKG_SKETCH_STMT_ASSIGN,  /* targets op value, e.g. `t = exp(t)`, `a, b = 1, 2` */
-  AKG_SKETCH_STMT_CALL,    /* a call evaluated for its effect: `gemm(a, b, dst=c)` */
-  AKG_SKETCH_STMT_PASS,
+    AKG_SKETCH_STMT_FOR = 1, /* for VAR in range(start, stop, step): body */
+    AKG_SKETCH_STMT_IF,      /* if cond: then-body [else: else-body] */
+    AKG_SKETCH_STMT_ALLOC,   /* NAME = alloc([dims], dtype=?, llm_hint=[...]) */
+    AKG_SKETCH_STMT_LOAD,    /* load(source -> target, options...) */
+    AKG_SKETCH_STMT_STORE,   /* store(source -> target, options...) */
+    AKG_SKETCH_STMT_ASSIGN,  /* targets op value, e.g. `t = exp(t)`, `a, b = 1, 2` */
+    AKG_SKETCH_STMT_CALL,    /* a call evaluated for its effect: `gemm(a, b, dst=c)` */
+    AKG_SKETCH_STMT_PASS,
 } akg_sketch_stmt_kind;
 
 size_t akg_sketch_body_count(const akg_sketch *sketch);
@@ -237,11 +237,11 @@ size_t akg_sketch_alloc_hint_count(const akg_sketch_stmt *st);
 const char *akg_sketch_alloc_hint(const akg_sketch_stmt *st, size_t i);
 
 typedef enum {
-  AKG_SKETCH_TIER_DEFAULT = 0, /* no tier given: the coder decides */
-  AKG_SKETCH_TIER_FASTEST,     /* registers */
-  AKG_SKETCH_TIER_FAST,        /* shared memory / L1 / unified buffer */
-  AKG_SKETCH_TIER_MEDIUM,      /* L2 */
-  AKG_SKETCH_TIER_SLOW,        /* global memory */
+    AKG_SKETCH_TIER_DEFAULT = 0, /* no tier given: the coder decides */
+    AKG_SKETCH_TIER_FASTEST,     /* registers */
+    AKG_SKETCH_TIER_FAST,        /* shared memory / L1 / unified buffer */
+    AKG_SKETCH_TIER_MEDIUM,      /* L2 */
+    AKG_SKETCH_TIER_SLOW,        /* global memory */
 } akg_sketch_tier;
 akg_sketch_tier akg_sketch_alloc_tier(const akg_sketch_stmt *st);
 bool akg_sketch_alloc_has_hint(const akg_sketch_stmt *st, const char *hint);
@@ -251,7 +251,8 @@ bool akg_sketch_alloc_has_hint(const akg_sketch_stmt *st, const char *hint);
  * plus keyword options (mask=..., other=..., llm_hint=[...]). */
 const akg_sketch_expr *akg_sketch_move_source(const akg_sketch_stmt *st);
 const akg_sketch_expr *akg_sketch_move_target(const akg_sketch_stmt *st);
-const akg_sketch_expr *akg_sketch_move_option(const akg_sketch_stmt *st, const char *name); /* or NULL */
+const akg_sketch_expr *akg_sketch_move_option(const akg_sketch_stmt *st,
+                                              const char *name); /* or NULL */
 
 /* ASSIGN */
 size_t akg_sketch_assign_target_count(const akg_sketch_stmt *st);
@@ -267,35 +268,35 @@ const akg_sketch_expr *akg_sketch_call_expr(const akg_sketch_stmt *st);
 /* ---- expressions ------------------------------------------------------------ */
 
 typedef enum {
-  AKG_SKETCH_EXPR_INT = 1,
-  AKG_SKETCH_EXPR_FLOAT,
-  AKG_SKETCH_EXPR_STRING,
-  AKG_SKETCH_EXPR_BOOL,
-  AKG_SKETCH_EXPR_NONE,
-  AKG_SKETCH_EXPR_NAME,
-  AKG_SKETCH_EXPR_UNARY,     /* op operand: "-", "+", "~", "not" */
-  AKG_SKETCH_EXPR_BINARY,    /* lhs op rhs: "+", "-", "*", "/", "//", "%", "**", "&", "|", "^",
-                                "<<", ">>", "<", "<=", ">", ">=", "==", "!=", "and", "or" */
-  AKG_SKETCH_EXPR_CALL,      /* callee(args..., name=value...) */
-  AKG_SKETCH_EXPR_SUBSCRIPT, /* base[index, ...] where an index may be a SLICE */
-  AKG_SKETCH_EXPR_SLICE,     /* start:stop:step, each part may be NULL */
-  AKG_SKETCH_EXPR_LIST,      /* [a, b, ...] */
-  AKG_SKETCH_EXPR_TUPLE,     /* a, b, ... (right-hand side of a tuple assignment) */
+    AKG_SKETCH_EXPR_INT = 1,
+    AKG_SKETCH_EXPR_FLOAT,
+    AKG_SKETCH_EXPR_STRING,
+    AKG_SKETCH_EXPR_BOOL,
+    AKG_SKETCH_EXPR_NONE,
+    AKG_SKETCH_EXPR_NAME,
+    AKG_SKETCH_EXPR_UNARY,     /* op operand: "-", "+", "~", "not" */
+    AKG_SKETCH_EXPR_BINARY,    /* lhs op rhs: "+", "-", "*", "/", "//", "%", "**", "&", "|", "^",
+                                  "<<", ">>", "<", "<=", ">", ">=", "==", "!=", "and", "or" */
+    AKG_SKETCH_EXPR_CALL,      /* callee(args..., name=value...) */
+    AKG_SKETCH_EXPR_SUBSCRIPT, /* base[index, ...] where an index may be a SLICE */
+    AKG_SKETCH_EXPR_SLICE,     /* start:stop:step, each part may be NULL */
+    AKG_SKETCH_EXPR_LIST,      /* [a, b, ...] */
+    AKG_SKETCH_EXPR_TUPLE,     /* a, b, ... (right-hand side of a tuple assignment) */
 } akg_sketch_expr_kind;
 
 akg_sketch_expr_kind akg_sketch_expr_get_kind(const akg_sketch_expr *e);
 akg_sketch_span akg_sketch_expr_span(const akg_sketch_expr *e);
-int64_t akg_sketch_expr_int(const akg_sketch_expr *e);   /* INT; BOOL gives 0/1 */
-double akg_sketch_expr_float(const akg_sketch_expr *e);  /* FLOAT (INT converted) */
+int64_t akg_sketch_expr_int(const akg_sketch_expr *e);  /* INT; BOOL gives 0/1 */
+double akg_sketch_expr_float(const akg_sketch_expr *e); /* FLOAT (INT converted) */
 /* NAME: the name; STRING: the unquoted contents; CALL: the callee;
  * UNARY/BINARY: the operator; FLOAT: the literal as written. */
 const char *akg_sketch_expr_text(const akg_sketch_expr *e);
-const akg_sketch_expr *akg_sketch_expr_lhs(const akg_sketch_expr *e);     /* BINARY; UNARY operand */
-const akg_sketch_expr *akg_sketch_expr_rhs(const akg_sketch_expr *e);     /* BINARY */
-const akg_sketch_expr *akg_sketch_expr_base(const akg_sketch_expr *e);    /* SUBSCRIPT */
-const akg_sketch_expr *akg_sketch_slice_start(const akg_sketch_expr *e);  /* SLICE, or NULL */
-const akg_sketch_expr *akg_sketch_slice_stop(const akg_sketch_expr *e);   /* SLICE, or NULL */
-const akg_sketch_expr *akg_sketch_slice_step(const akg_sketch_expr *e);   /* SLICE, or NULL */
+const akg_sketch_expr *akg_sketch_expr_lhs(const akg_sketch_expr *e);    /* BINARY; UNARY operand */
+const akg_sketch_expr *akg_sketch_expr_rhs(const akg_sketch_expr *e);    /* BINARY */
+const akg_sketch_expr *akg_sketch_expr_base(const akg_sketch_expr *e);   /* SUBSCRIPT */
+const akg_sketch_expr *akg_sketch_slice_start(const akg_sketch_expr *e); /* SLICE, or NULL */
+const akg_sketch_expr *akg_sketch_slice_stop(const akg_sketch_expr *e);  /* SLICE, or NULL */
+const akg_sketch_expr *akg_sketch_slice_step(const akg_sketch_expr *e);  /* SLICE, or NULL */
 /* Items: CALL positional arguments, SUBSCRIPT indices, LIST and TUPLE items. */
 size_t akg_sketch_expr_item_count(const akg_sketch_expr *e);
 const akg_sketch_expr *akg_sketch_expr_item(const akg_sketch_expr *e, size_t i);
@@ -303,7 +304,8 @@ const akg_sketch_expr *akg_sketch_expr_item(const akg_sketch_expr *e, size_t i);
 size_t akg_sketch_expr_kwarg_count(const akg_sketch_expr *e);
 const char *akg_sketch_expr_kwarg_name(const akg_sketch_expr *e, size_t i);
 const akg_sketch_expr *akg_sketch_expr_kwarg_value(const akg_sketch_expr *e, size_t i);
-const akg_sketch_expr *akg_sketch_expr_kwarg(const akg_sketch_expr *e, const char *name); /* or NULL */
+const akg_sketch_expr *akg_sketch_expr_kwarg(const akg_sketch_expr *e,
+                                             const char *name); /* or NULL */
 
 /* Evaluates an integer index expression. Names resolve, in order, to the
  * given bindings (e.g. symbol sizes, loop variables), then to constexpr
@@ -312,11 +314,11 @@ const akg_sketch_expr *akg_sketch_expr_kwarg(const akg_sketch_expr *e, const cha
  * -EINVAL when the expression is not a computable integer (unbound name,
  * division by zero, overflow, tile operand). */
 typedef struct {
-  const char *name;
-  int64_t value;
+    const char *name;
+    int64_t value;
 } akg_sketch_binding;
-int akg_sketch_expr_eval(const akg_sketch *sketch, const akg_sketch_expr *e, const akg_sketch_binding *bindings,
-                         size_t binding_count, int64_t *out);
+int akg_sketch_expr_eval(const akg_sketch *sketch, const akg_sketch_expr *e,
+                         const akg_sketch_binding *bindings, size_t binding_count, int64_t *out);
 
 /* Canonical text of one expression, new string owned by the caller (free()). */
 char *akg_sketch_expr_to_string(const akg_sketch_expr *e);

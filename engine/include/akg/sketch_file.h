@@ -21,7 +21,7 @@ typedef struct {
     char *diagnostics;         /* failure: the error lines, '\n'-separated; owned */
     unsigned line, column;     /* failure: the first error, 1-based (0: none) */
     unsigned end_line, end_column;
-    unsigned header_line;      /* the line of `sketch NAME`, 1-based (1 when not found) */
+    unsigned header_line; /* the line of `sketch NAME`, 1-based (1 when not found) */
 } akg_sketch_file;
 
 /* Reads, parses and checks path; display names the file in the diagnostics

@@ -45,9 +45,9 @@
 #include "akg/akg.h"
 #include "akg/engine.h"
 
-#define AKG_SUITE_MAX_REFS 4096 /* references, and skipped files, one suite may hold */
-#define AKG_SUITE_MAX_DEPTH 8   /* folder levels searched below the suite */
-#define AKG_SUITE_MAX_JOBS 64   /* jobs at once */
+#define AKG_SUITE_MAX_REFS 4096    /* references, and skipped files, one suite may hold */
+#define AKG_SUITE_MAX_DEPTH 8      /* folder levels searched below the suite */
+#define AKG_SUITE_MAX_JOBS 64      /* jobs at once */
 #define AKG_SUITE_MAX_THREADS 1024 /* threads of the kernels and the baseline */
 
 /* ---------- the suite's references ---------- */
@@ -93,8 +93,8 @@ typedef struct {
  * akg_reference_form_gap gives. Blocks on the file system: call it off the loop's thread.
  * Returns AKG_EIO when suite_dir cannot be read, AKG_ENOMEM past AKG_SUITE_MAX_REFS.
  */
-int akg_suite_discover(const char *suite_dir, const char *filter, akg_suite_listing *out,
-                       char *err, size_t errlen);
+int akg_suite_discover(const char *suite_dir, const char *filter, akg_suite_listing *out, char *err,
+                       size_t errlen);
 void akg_suite_listing_free(akg_suite_listing *listing);
 
 /* ---------- the baseline ---------- */

@@ -22,22 +22,22 @@ typedef struct {
 
 /* One call in forward (or a layer call through self.<name>). */
 typedef struct {
-    char *callee;       /* as written after resolution: "torch.softmax", "F.relu", "x.sigmoid",
-                           "self.act" */
-    char *op;           /* the canonical op: "softmax", "relu", "sigmoid", "elu" (layer resolved),
-                           or "" when unknown */
-    char *args_text;    /* the argument list's source text, without parentheses */
-    akg_range range;    /* the whole call expression */
-    int is_layer;       /* 1 when it calls a layer made in __init__ */
+    char *callee;    /* as written after resolution: "torch.softmax", "F.relu", "x.sigmoid",
+                        "self.act" */
+    char *op;        /* the canonical op: "softmax", "relu", "sigmoid", "elu" (layer resolved),
+                        or "" when unknown */
+    char *args_text; /* the argument list's source text, without parentheses */
+    akg_range range; /* the whole call expression */
+    int is_layer;    /* 1 when it calls a layer made in __init__ */
 } akg_ref_call;
 
 /* A layer built in __init__: self.<name> = nn.<Type>(args). */
 typedef struct {
     char *name;
-    char *type;         /* "ELU", "Linear", "Conv2d", ... */
+    char *type; /* "ELU", "Linear", "Conv2d", ... */
     char *args_text;
     akg_range range;
-    struct akg_expr *ctor;  /* the constructor call nn.Type(...) */
+    struct akg_expr *ctor; /* the constructor call nn.Type(...) */
 } akg_ref_layer;
 
 typedef struct {
@@ -65,12 +65,12 @@ typedef enum {
 
 typedef struct akg_expr {
     akg_expr_kind kind;
-    char *text;               /* the source text */
+    char *text; /* the source text */
     char *name;
-    char *callee;             /* CALL only */
+    char *callee; /* CALL only */
     double number;
-    int method;               /* CALL: called as a method of args[0] */
-    int is_layer;             /* CALL: self.<layer>(...) */
+    int method;   /* CALL: called as a method of args[0] */
+    int is_layer; /* CALL: self.<layer>(...) */
     struct akg_expr **args;
     size_t n_args;
     akg_range range;
@@ -81,15 +81,15 @@ typedef enum { AKG_STMT_ASSIGN, AKG_STMT_RETURN, AKG_STMT_OTHER } akg_stmt_kind;
 /* One top-level statement of forward's body (or self.x = ... in __init__). */
 typedef struct {
     akg_stmt_kind kind;
-    char *target;             /* ASSIGN: the assigned name (NULL for tuple targets) */
-    akg_expr *value;          /* ASSIGN/RETURN value; NULL for a bare return */
-    char *text;               /* the statement's source */
+    char *target;    /* ASSIGN: the assigned name (NULL for tuple targets) */
+    akg_expr *value; /* ASSIGN/RETURN value; NULL for a bare return */
+    char *text;      /* the statement's source */
     akg_range range;
 } akg_ref_stmt;
 
 typedef struct akg_reference {
-    char *path;                 /* may be NULL for unsaved text */
-    char *content_hash;         /* hex SHA-256 of the source */
+    char *path;         /* may be NULL for unsaved text */
+    char *content_hash; /* hex SHA-256 of the source */
     int has_model, has_forward, has_init, has_get_inputs, has_get_init_inputs, has_dyn_list;
     akg_range model_range;      /* the class Model definition */
     akg_range model_name_range; /* the identifier "Model" */
@@ -98,16 +98,22 @@ typedef struct akg_reference {
     akg_range get_inputs_range;
     akg_range get_init_inputs_range;
     akg_range dyn_list_range;
-    akg_ref_param *init_params; size_t n_init_params;       /* without self */
-    akg_ref_param *forward_params; size_t n_forward_params; /* without self */
-    akg_ref_layer *layers; size_t n_layers;
-    akg_ref_call *calls; size_t n_calls;                    /* calls in forward, in order */
-    char *forward_return_text;  /* the expression of forward's last return */
-    akg_ref_stmt *body; size_t n_body;      /* forward's statements, in order */
-    akg_ref_stmt *attrs; size_t n_attrs;    /* self.<target> = value in __init__ */
-    char *init_body;            /* __init__'s statements but super().__init__(), dedented to
-                                   column 0, one after another (NULL: none) */
-    int syntax_errors;          /* tree-sitter ERROR/MISSING nodes */
+    akg_ref_param *init_params;
+    size_t n_init_params; /* without self */
+    akg_ref_param *forward_params;
+    size_t n_forward_params; /* without self */
+    akg_ref_layer *layers;
+    size_t n_layers;
+    akg_ref_call *calls;
+    size_t n_calls;            /* calls in forward, in order */
+    char *forward_return_text; /* the expression of forward's last return */
+    akg_ref_stmt *body;
+    size_t n_body; /* forward's statements, in order */
+    akg_ref_stmt *attrs;
+    size_t n_attrs;    /* self.<target> = value in __init__ */
+    char *init_body;   /* __init__'s statements but super().__init__(), dedented to
+                          column 0, one after another (NULL: none) */
+    int syntax_errors; /* tree-sitter ERROR/MISSING nodes */
     akg_range first_error;
 } akg_reference;
 

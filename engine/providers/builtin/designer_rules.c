@@ -80,10 +80,10 @@ static const char *normalise_op(const char *op)
     static const struct {
         const char *from, *to;
     } aliases[] = {
-        {"negative", "neg"},  {"clip", "clamp"},     {"absolute", "abs"},
-        {"multiply", "mul"},  {"divide", "div"},     {"true_divide", "div"},
-        {"subtract", "sub"},  {"maximum", "max"},    {"minimum", "min"},
-        {"hardtanh_", "hardtanh"}, {"relu_", "relu"}, {"sigmoid_", "sigmoid"},
+        {"negative", "neg"},       {"clip", "clamp"},  {"absolute", "abs"},
+        {"multiply", "mul"},       {"divide", "div"},  {"true_divide", "div"},
+        {"subtract", "sub"},       {"maximum", "max"}, {"minimum", "min"},
+        {"hardtanh_", "hardtanh"}, {"relu_", "relu"},  {"sigmoid_", "sigmoid"},
     };
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
         if (strcmp(op, aliases[i].from) == 0)
@@ -99,7 +99,7 @@ typedef struct {
     akg_range *where;
     akg_design *d;
     /* softmax, when forward ends in one */
-    int softmax;  /* 0 none, 1 softmax, 2 log_softmax */
+    int softmax; /* 0 none, 1 softmax, 2 log_softmax */
     int softmax_node;
     akg_scalar dim;
 } design_ctx;
@@ -257,9 +257,9 @@ static int eval_call(design_ctx *c, env *vars, const akg_expr *call, int depth)
         return unsupported(c, call->range, "%s has no tensor argument", call->text);
 
     /* binary functional forms: torch.add(x, y), torch.maximum(x, y), x.mul(2) */
-    if (!layer && (!strcmp(op, "add") || !strcmp(op, "sub") || !strcmp(op, "mul") ||
-                   !strcmp(op, "div") || !strcmp(op, "max") || !strcmp(op, "min") ||
-                   !strcmp(op, "pow"))) {
+    if (!layer &&
+        (!strcmp(op, "add") || !strcmp(op, "sub") || !strcmp(op, "mul") || !strcmp(op, "div") ||
+         !strcmp(op, "max") || !strcmp(op, "min") || !strcmp(op, "pow"))) {
         const akg_expr *other = call_arg(call, 1, "other");
         if (!other && !strcmp(op, "pow"))
             other = call_arg(call, 1, "exponent");
@@ -427,7 +427,8 @@ static char *pointwise_sketch(const akg_design *d, const akg_reference *ref, con
     akg_buf b;
     akg_buf_init(&b, 1 << 16);
     int rank = d->n_inputs ? probed_rank(probe, d->inputs[0]) : 0;
-    akg_buf_appendf(&b, "# %s: one fused elementwise pass over the flattened inputs (N elements),\n",
+    akg_buf_appendf(&b,
+                    "# %s: one fused elementwise pass over the flattened inputs (N elements),\n",
                     d->op_name);
     akg_buf_puts(&b, "# BLOCK elements per task, tasks split across the cores\n");
     akg_buf_appendf(&b, "sketch %s {\n", d->op_name);
@@ -525,8 +526,9 @@ static void softmax_body(akg_buf *b, const akg_design *d, const char *ind, const
     akg_buf_appendf(b, "%s@llm_hint(\"vectorize\", \"simd\")\n%sm = reduce_max(t, axis=%d)\n", ind,
                     ind, axis);
     if (d->log_softmax) {
-        akg_buf_appendf(b, "%s@llm_hint(\"vectorize\", \"simd\")\n%ss = reduce_sum(exp(sub(t, m)), "
-                           "axis=%d)\n",
+        akg_buf_appendf(b,
+                        "%s@llm_hint(\"vectorize\", \"simd\")\n%ss = reduce_sum(exp(sub(t, m)), "
+                        "axis=%d)\n",
                         ind, ind, axis);
         akg_buf_appendf(b, "%s@llm_hint(\"vectorize\", \"simd\")\n", ind);
         akg_buf_appendf(b, "%sstore(sub(sub(t, m), log(s)) -> y[%s])\n", ind, region);
@@ -720,8 +722,8 @@ static int design_pointwise(const akg_reference *ref, const cJSON *probe, const 
         snprintf(dtype, sizeof dtype, "%s", dt ? dt : "?");
         if (strcmp(dtype, "float32") != 0) {
             free(d);
-            return unsupported(&c, ref->get_inputs_range, "an input of dtype %s (float32 only for now)",
-                               dtype);
+            return unsupported(&c, ref->get_inputs_range,
+                               "an input of dtype %s (float32 only for now)", dtype);
         }
         if (i > 0 && !input_shape_equal(probe, d->inputs[0], d->inputs[i])) {
             free(d);
@@ -780,8 +782,7 @@ static const akg_family_rule family_rules[] = {
 };
 
 int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
-                         int attempt, akg_design **out, akg_range *where, char *err,
-                         size_t errlen)
+                         int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
 {
     *out = NULL;
     int rc = design_pointwise(ref, probe, feedback, attempt, out, where, err, errlen);
@@ -826,9 +827,10 @@ static cJSON *scalar_json(const akg_scalar *s)
 cJSON *akg_design_to_json(const akg_design *d)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "kind", d->kind == AKG_DESIGN_SOFTMAX   ? "softmax"
-                                       : d->kind == AKG_DESIGN_FAMILY ? d->family
-                                                                      : "pointwise");
+    cJSON_AddStringToObject(o, "kind",
+                            d->kind == AKG_DESIGN_SOFTMAX  ? "softmax"
+                            : d->kind == AKG_DESIGN_FAMILY ? d->family
+                                                           : "pointwise");
     cJSON_AddStringToObject(o, "op", d->op_name);
     cJSON_AddStringToObject(o, "math", d->math == AKG_MATH_FAST ? "fast" : "precise");
     if (d->kind == AKG_DESIGN_FAMILY) {

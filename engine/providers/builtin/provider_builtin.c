@@ -57,8 +57,7 @@ static int range_is_set(const akg_range *r)
     return r->start_row || r->start_col || r->end_row || r->end_col;
 }
 
-static void builtin_design(builtin_session *s, const akg_design_request *req,
-                           akg_provider_op *op)
+static void builtin_design(builtin_session *s, const akg_design_request *req, akg_provider_op *op)
 {
     char err[1024] = "";
     akg_range where = {0};
@@ -102,12 +101,10 @@ static int builtin_lower(const akg_code_request *req, akg_kernel_files *files, c
                         "from in the task)",
                         akg_sketch_name(req->sketch), be->name, be->dsl);
     if (!be->emit)
-        return akg_fail(err, errlen, AKG_EUNSUPPORTED,
-                        "backend %s/%s has no emitter for sketches", be->name, be->dsl);
-    akg_emit_request er = {.ref = req->ref,
-                           .probe = req->probe,
-                           .safe = req->safe,
-                           .sketch_file = req->sketch_file};
+        return akg_fail(err, errlen, AKG_EUNSUPPORTED, "backend %s/%s has no emitter for sketches",
+                        be->name, be->dsl);
+    akg_emit_request er = {
+        .ref = req->ref, .probe = req->probe, .safe = req->safe, .sketch_file = req->sketch_file};
     return be->emit(req->sketch, &er, files, err, errlen);
 }
 
@@ -121,7 +118,8 @@ static void builtin_code(builtin_session *s, const akg_code_request *req, akg_pr
         snprintf(err, sizeof err, "the emitter of %s/%s returned no kernel source",
                  req->backend->name, req->backend->dsl);
     }
-    akg_code_answer a = {.status = rc, .message = rc ? (err[0] ? err : akg_strerror(rc)) : NULL,
+    akg_code_answer a = {.status = rc,
+                         .message = rc ? (err[0] ? err : akg_strerror(rc)) : NULL,
                          .files = rc ? NULL : &files};
     akg_provider_complete_code(op, &a);
     akg_kernel_files_free(&files); /* what the callback did not take */
@@ -149,8 +147,7 @@ static void on_work(uv_timer_t *t)
 
 /* Schedules w (its request already copied in) to run on the next loop
  * iteration as op's work. */
-static int start_work(void *state, akg_provider_op *op, builtin_work *w, char *err,
-                      size_t errlen)
+static int start_work(void *state, akg_provider_op *op, builtin_work *w, char *err, size_t errlen)
 {
     builtin_session *s = state;
     if (uv_timer_init(s->loop, &w->timer) != 0) {
@@ -185,7 +182,8 @@ static int builtin_code_start(void *state, const akg_code_request *req, akg_prov
                               char *err, size_t errlen)
 {
     if (!req->sketch || !req->backend)
-        return akg_fail(err, errlen, AKG_EINVAL, "a code request needs a checked sketch and a backend");
+        return akg_fail(err, errlen, AKG_EINVAL,
+                        "a code request needs a checked sketch and a backend");
     builtin_work *w = calloc(1, sizeof *w);
     if (!w)
         return akg_fail(err, errlen, AKG_ENOMEM, "out of memory");

@@ -123,8 +123,8 @@ int akg_rule_scalar(const akg_reference *ref, const cJSON *probe, const akg_expr
     return scalar_rec(ref, probe, e, name, out, str, 0);
 }
 
-int akg_rule_int_list(const akg_reference *ref, const cJSON *probe, const akg_expr *e,
-                      long *out, int max, int n_if_scalar)
+int akg_rule_int_list(const akg_reference *ref, const cJSON *probe, const akg_expr *e, long *out,
+                      int max, int n_if_scalar)
 {
     if (!e)
         return -1;
@@ -170,7 +170,8 @@ const cJSON *akg_rule_probe_output(const cJSON *probe, int i)
 const cJSON *akg_rule_probe_param(const cJSON *probe, const char *name)
 {
     const cJSON *p;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItem(probe, "params")) {
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(probe, "params"))
+    {
         const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(p, "name"));
         if (n && !strcmp(n, name))
             return p;

@@ -29,8 +29,8 @@ int akg_rule_scalar(const akg_reference *ref, const cJSON *probe, const akg_expr
 /* Like akg_rule_scalar for an integer list or tuple literal ("(3, 3)",
  * "[1, 2]") or a single integer (repeated n times). Returns the count read
  * (up to max), or -1. */
-int akg_rule_int_list(const akg_reference *ref, const cJSON *probe, const akg_expr *e,
-                      long *out, int max, int n_if_scalar);
+int akg_rule_int_list(const akg_reference *ref, const cJSON *probe, const akg_expr *e, long *out,
+                      int max, int n_if_scalar);
 
 /* The probe's description of forward input i / output i / parameter by name:
  * the cJSON object with "shape" and "dtype", or NULL. */

@@ -34,8 +34,8 @@ typedef struct {
 
 static int conv_kind(const char *op, int *dims, int *transposed)
 {
-    static const char *names[] = {"conv1d", "conv2d", "conv3d", "conv_transpose1d",
-                                  "conv_transpose2d", "conv_transpose3d"};
+    static const char *names[] = {"conv1d",           "conv2d",           "conv3d",
+                                  "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"};
     for (int i = 0; i < 6; i++)
         if (op && !strcmp(op, names[i])) {
             *dims = i % 3 + 1;
@@ -99,8 +99,9 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
          read_long(ref, probe, akg_rule_arg(ctor, 1, "out_channels"), -1, &c->out_ch) ||
          c->in_ch <= 0 || c->out_ch <= 0 || c->kernel[0] <= 0) &&
         !built)
-        return akg_rule_unsupported(ref, layer->range, where, err, errlen,
-                                    "a convolution whose channels, kernel or stride cannot be read");
+        return akg_rule_unsupported(
+            ref, layer->range, where, err, errlen,
+            "a convolution whose channels, kernel or stride cannot be read");
     const akg_expr *pad = akg_rule_arg(ctor, 4, "padding");
     const char *str = NULL;
     akg_scalar s;
@@ -216,8 +217,8 @@ static const akg_expr *follow_before(const akg_reference *ref, const akg_expr *e
     return e;
 }
 
-int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
-                   int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
+int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *feedback, int attempt,
+                   akg_design **out, akg_range *where, char *err, size_t errlen)
 {
     (void)attempt;
     *out = NULL;
@@ -340,7 +341,7 @@ int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *fe
             sp->stride[k] = real ? c->stride[at] : 1;
             sp->dilation[k] = real ? c->dilation[at] : 1;
             sp->output_padding[k] = real && c->transposed ? c->output_padding[at] : 0;
-            sp->padding[k] = !real ? 0
+            sp->padding[k] = !real     ? 0
                              : c->same ? c->dilation[at] * (c->kernel[at] - 1) / 2
                                        : c->padding[at];
         }
@@ -350,13 +351,14 @@ int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     long mr = 6;
     for (int i = 0; i < n; i++) {
         long ocg = specs[i].out_ch / (specs[i].groups > 0 ? specs[i].groups : 1);
-        if (specs[i].algo != CONV_DEPTHWISE && ocg % 4 == 0 && ((ocg + 5) / 6 * 6 - ocg) * 10 > ocg) {
+        if (specs[i].algo != CONV_DEPTHWISE && ocg % 4 == 0 &&
+            ((ocg + 5) / 6 * 6 - ocg) * 10 > ocg) {
             mr = 4;
             break;
         }
     }
-    akg_conv_spec spec = {name, ref->forward_params[input].name, specs, n, mr, 16,
-                          fb ? 256 : 512, fb ? 32 : 64};
+    akg_conv_spec spec = {
+        name, ref->forward_params[input].name, specs, n, mr, 16, fb ? 256 : 512, fb ? 32 : 64};
     d->sketch_text = akg_conv_sketch(&spec);
     if (!d->sketch_text) {
         akg_design_free(d);

@@ -44,11 +44,11 @@ static bool real_dim(int dims, int s)
 }
 
 /* Appends "%*s" indentation then the formatted line. */
-#define LINE(ind, ...)                                                                     \
-    do {                                                                                   \
-        akg_buf_appendf(b, "%*s", 2 * (ind), "");                                         \
-        akg_buf_appendf(b, __VA_ARGS__);                                                  \
-        akg_buf_puts(b, "\n");                                                            \
+#define LINE(ind, ...)                                                                             \
+    do {                                                                                           \
+        akg_buf_appendf(b, "%*s", 2 * (ind), "");                                                  \
+        akg_buf_appendf(b, __VA_ARGS__);                                                           \
+        akg_buf_puts(b, "\n");                                                                     \
     } while (0)
 
 static void symbols(akg_buf *b, const akg_conv_spec *s)
@@ -75,8 +75,9 @@ static void constants(akg_buf *b, const akg_conv_spec *s)
     for (int li = 0; li < s->n_layers; li++) {
         const akg_conv_layer_spec *c = &s->layers[li];
         long g = c->groups > 0 ? c->groups : 1;
-        akg_buf_appendf(b, "  constexpr: C%d = %ld, OC%d = %ld, G%d = %ld, ICG%d = %ld, OCG%d = %ld", li,
-                        c->in_ch, li, c->out_ch, li, g, li, c->in_ch / g, li, c->out_ch / g);
+        akg_buf_appendf(b,
+                        "  constexpr: C%d = %ld, OC%d = %ld, G%d = %ld, ICG%d = %ld, OCG%d = %ld",
+                        li, c->in_ch, li, c->out_ch, li, g, li, c->in_ch / g, li, c->out_ch / g);
         long taps = 1;
         for (int k = 0; k < 3; k++) {
             akg_buf_appendf(b, ", K%s%d = %ld, S%s%d = %ld, P%s%d = %ld, L%s%d = %ld", SP[k], li,
@@ -128,8 +129,8 @@ static void bind_layer(akg_buf *b, const akg_conv_spec *s, int li)
     const char *L = c->layer;
     bool tr = c->algo == CONV_TRANSPOSED;
     /* the weight: [OC, ICG, k...] (transposed: [IC, OCG, k...]) */
-    akg_buf_appendf(b, "  bind: w%d = weight(\"%s.weight\", [%s%d, %s%d", li, L, tr ? "C" : "OC", li,
-                    tr ? "OCG" : "ICG", li);
+    akg_buf_appendf(b, "  bind: w%d = weight(\"%s.weight\", [%s%d, %s%d", li, L, tr ? "C" : "OC",
+                    li, tr ? "OCG" : "ICG", li);
     for (int k = 0; k < 3; k++)
         if (real_dim(c->dims, k))
             akg_buf_appendf(b, ", K%s%d", SP[k], li);
@@ -142,8 +143,9 @@ static void bind_layer(akg_buf *b, const akg_conv_spec *s, int li)
         int at = k - (3 - c->dims); /* index into the layer's tuples */
         akg_buf_puts(b, "  bind: ");
         if (real_dim(c->dims, k)) {
-            akg_buf_appendf(b, "S%s%d = attr(\"%s.stride\", %d), L%s%d = attr(\"%s.dilation\", %d), ", d, li,
-                            L, at, d, li, L, at);
+            akg_buf_appendf(b,
+                            "S%s%d = attr(\"%s.stride\", %d), L%s%d = attr(\"%s.dilation\", %d), ",
+                            d, li, L, at, d, li, L, at);
             if (!c->same)
                 akg_buf_appendf(b, "P%s%d = attr(\"%s.padding\", %d), ", d, li, L, at);
             if (tr)
@@ -151,13 +153,14 @@ static void bind_layer(akg_buf *b, const akg_conv_spec *s, int li)
         }
         /* the output size */
         if (tr)
-            akg_buf_appendf(b, "O%s%d = (I%s%d - 1) * S%s%d - 2 * P%s%d + L%s%d * (K%s%d - 1) + Q%s%d + 1",
-                            d, li, d, li, d, li, d, li, d, li, d, li, d, li);
+            akg_buf_appendf(
+                b, "O%s%d = (I%s%d - 1) * S%s%d - 2 * P%s%d + L%s%d * (K%s%d - 1) + Q%s%d + 1", d,
+                li, d, li, d, li, d, li, d, li, d, li, d, li);
         else if (c->same)
             akg_buf_appendf(b, "O%s%d = I%s%d", d, li, d, li);
         else
-            akg_buf_appendf(b, "O%s%d = (I%s%d + 2 * P%s%d - L%s%d * (K%s%d - 1) - 1) // S%s%d + 1", d,
-                            li, d, li, d, li, d, li, d, li, d, li);
+            akg_buf_appendf(b, "O%s%d = (I%s%d + 2 * P%s%d - L%s%d * (K%s%d - 1) - 1) // S%s%d + 1",
+                            d, li, d, li, d, li, d, li, d, li, d, li);
         akg_buf_puts(b, "\n");
     }
     if (c->algo == CONV_GEMM) /* the panel: NCOL outputs of a row, fewer for short rows */
@@ -172,17 +175,19 @@ static void bind_layer(akg_buf *b, const akg_conv_spec *s, int li)
             snprintf(slack, sizeof slack, "NB%d", li);
         else
             snprintf(slack, sizeof slack, "NR");
-        akg_buf_appendf(b, "  bind: DP%d = max(ID%d + 2 * PD%d, (OD%d - 1) * SD%d + LD%d * (KD%d - 1) + 1), "
-                           "HP%d = max(IH%d + 2 * PH%d, (OH%d - 1) * SH%d + LH%d * (KH%d - 1) + 1), "
-                           "WP%d = max(IW%d + 2 * PW%d, (OW%d - 1) * SW%d + LW%d * (KW%d - 1) + 1) + %s * SW%d\n",
-                        li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li,
-                        li, slack, li);
+        akg_buf_appendf(
+            b,
+            "  bind: DP%d = max(ID%d + 2 * PD%d, (OD%d - 1) * SD%d + LD%d * (KD%d - 1) + 1), "
+            "HP%d = max(IH%d + 2 * PH%d, (OH%d - 1) * SH%d + LH%d * (KH%d - 1) + 1), "
+            "WP%d = max(IW%d + 2 * PW%d, (OW%d - 1) * SW%d + LW%d * (KW%d - 1) + 1) + %s * SW%d\n",
+            li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li, li,
+            slack, li);
     }
     if (c->bias)
         akg_buf_appendf(b, "  bind: bias%d = weight(\"%s.bias\", [OC%d])\n", li, L, li);
     if (li + 1 < s->n_layers)
-        akg_buf_appendf(b, "  bind: ID%d = OD%d, IH%d = OH%d, IW%d = OW%d\n", li + 1, li, li + 1, li,
-                        li + 1, li);
+        akg_buf_appendf(b, "  bind: ID%d = OD%d, IH%d = OH%d, IW%d = OW%d\n", li + 1, li, li + 1,
+                        li, li + 1, li);
 }
 
 static void binding(akg_buf *b, const akg_conv_spec *s)
@@ -222,35 +227,42 @@ static void padded_copy(akg_buf *b, const akg_conv_layer_spec *c, int li, const 
     LINE(3, "for h in range(0, HP%d):", li);
     if (!c->reflect) {
         LINE(4, "row = alloc([WP%d])", li);
-        LINE(4, "load(%s[r // C%d, r %% C%d, d - PD%d, h - PH%d, 0 - PW%d:WP%d - PW%d] -> row)", src, li,
-             li, li, li, li, li, li);
+        LINE(4, "load(%s[r // C%d, r %% C%d, d - PD%d, h - PH%d, 0 - PW%d:WP%d - PW%d] -> row)",
+             src, li, li, li, li, li, li, li);
         LINE(4, "store(row -> xp%d[r // C%d, r %% C%d, d, h, :])", li, li, li);
         return;
     }
     /* reflect(i, n) = (n - 1) - |(n - 1) - |i||, clamped for the slack past the far edge */
     LINE(4, "ad = max(d - PD%d, PD%d - d)", li, li);
-    LINE(4, "rd = min(max(ID%d - 1 - max(ID%d - 1 - ad, ad - (ID%d - 1)), 0), ID%d - 1)", li, li, li, li);
+    LINE(4, "rd = min(max(ID%d - 1 - max(ID%d - 1 - ad, ad - (ID%d - 1)), 0), ID%d - 1)", li, li,
+         li, li);
     LINE(4, "ah = max(h - PH%d, PH%d - h)", li, li);
-    LINE(4, "rh = min(max(IH%d - 1 - max(IH%d - 1 - ah, ah - (IH%d - 1)), 0), IH%d - 1)", li, li, li, li);
+    LINE(4, "rh = min(max(IH%d - 1 - max(IH%d - 1 - ah, ah - (IH%d - 1)), 0), IH%d - 1)", li, li,
+         li, li);
     /* the row in place, then its borders: column PW - k mirrored to the left, IW - 2 - k
      * to the right (the slack past the far border repeats column 0) */
     LINE(4, "row = alloc([IW%d])", li);
     LINE(4, "load(%s[r // C%d, r %% C%d, rd, rh, :] -> row)", src, li, li);
-    LINE(4, "store(row -> xp%d[r // C%d, r %% C%d, d, h, PW%d:PW%d + IW%d])", li, li, li, li, li, li);
+    LINE(4, "store(row -> xp%d[r // C%d, r %% C%d, d, h, PW%d:PW%d + IW%d])", li, li, li, li, li,
+         li);
     LINE(4, "if PW%d > 0:", li);
     LINE(5, "lc = arange(0, PW%d)", li);
-    LINE(5, "store(gather(row, PW%d - lc, 0) -> xp%d[r // C%d, r %% C%d, d, h, 0:PW%d])", li, li, li, li,
-         li);
+    LINE(5, "store(gather(row, PW%d - lc, 0) -> xp%d[r // C%d, r %% C%d, d, h, 0:PW%d])", li, li,
+         li, li, li);
     LINE(4, "rc = arange(PW%d + IW%d, WP%d)", li, li, li);
-    LINE(4, "store(gather(row, maximum(2 * IW%d - 2 + PW%d - rc, 0), 0) -> xp%d[r // C%d, r %% C%d, d, h, "
-            "PW%d + IW%d:WP%d])",
+    LINE(4,
+         "store(gather(row, maximum(2 * IW%d - 2 + PW%d - rc, 0), 0) -> xp%d[r // C%d, r %% C%d, "
+         "d, h, "
+         "PW%d + IW%d:WP%d])",
          li, li, li, li, li, li, li, li);
 }
 
 /* The epilogue of an implicit-GEMM tile: bias, and the mask at the group's edge. */
-static void gemm_epilogue(akg_buf *b, const akg_conv_layer_spec *c, int li, int ind, const char *dst)
+static void gemm_epilogue(akg_buf *b, const akg_conv_layer_spec *c, int li, int ind,
+                          const char *dst)
 {
-    const char *region = "[n, g * OCG%d + p * MR:g * OCG%d + p * MR + MR, od, oh, q0 + j:q0 + j + NR]";
+    const char *region =
+        "[n, g * OCG%d + p * MR:g * OCG%d + p * MR + MR, od, oh, q0 + j:q0 + j + NR]";
     char reg[200];
     snprintf(reg, sizeof reg, region, li, li);
     if (c->bias) {
@@ -271,9 +283,12 @@ static void gemm_epilogue(akg_buf *b, const akg_conv_layer_spec *c, int li, int 
  * wp<li>[g, panel, tap * ICG + c, i] (rows past the group's channels zero). */
 static void pack_weights(akg_buf *b, int li)
 {
-    LINE(1, "# the weights packed once into MR-row panels, k-major: wp[g, panel, tap * ICG + c, i]");
-    LINE(1, "wp%d = alloc([G%d, ceil(OCG%d, MR), KD%d * KH%d * KW%d * ICG%d, MR], llm_hint=[\"slow\"])", li,
-         li, li, li, li, li, li);
+    LINE(1,
+         "# the weights packed once into MR-row panels, k-major: wp[g, panel, tap * ICG + c, i]");
+    LINE(
+        1,
+        "wp%d = alloc([G%d, ceil(OCG%d, MR), KD%d * KH%d * KW%d * ICG%d, MR], llm_hint=[\"slow\"])",
+        li, li, li, li, li, li, li);
     LINE(1, "@llm_hint(\"parallel\", \"coreidx\")");
     LINE(1, "for gp in range(0, G%d * ceil(OCG%d, MR)):", li, li);
     LINE(2, "wg = gp // ceil(OCG%d, MR)", li);
@@ -281,10 +296,13 @@ static void pack_weights(akg_buf *b, int li)
     LINE(2, "for tp in range(0, KD%d * KH%d * KW%d):", li, li, li);
     LINE(3, "wt = alloc([MR, ICG%d])", li);
     LINE(3, "rows = arange(0, MR)");
-    LINE(3, "load(w%d[wg * OCG%d + wq * MR:wg * OCG%d + wq * MR + MR, :, tp // (KH%d * KW%d), (tp // KW%d) "
-            "%% KH%d, tp %% KW%d] -> wt, mask=lt(rows[:, None] + wq * MR, OCG%d))",
+    LINE(3,
+         "load(w%d[wg * OCG%d + wq * MR:wg * OCG%d + wq * MR + MR, :, tp // (KH%d * KW%d), (tp // "
+         "KW%d) "
+         "%% KH%d, tp %% KW%d] -> wt, mask=lt(rows[:, None] + wq * MR, OCG%d))",
          li, li, li, li, li, li, li, li, li);
-    LINE(3, "store(transpose(wt) -> wp%d[wg, wq, tp * ICG%d:tp * ICG%d + ICG%d, :])", li, li, li, li);
+    LINE(3, "store(transpose(wt) -> wp%d[wg, wq, tp * ICG%d:tp * ICG%d + ICG%d, :])", li, li, li,
+         li);
 }
 
 static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const char *src,
@@ -310,7 +328,8 @@ static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const c
     LINE(2, "for g in range(0, G%d):", li);
     LINE(3, "for q0 in range(0, OW%d, NB%d):", li, li);
     LINE(4, "nc = min(NB%d, OW%d - q0)", li, li);
-    LINE(4, "pb = alloc([KD%d * KH%d * KW%d * ICG%d, NB%d], llm_hint=[\"medium\"])", li, li, li, li, li);
+    LINE(4, "pb = alloc([KD%d * KH%d * KW%d * ICG%d, NB%d], llm_hint=[\"medium\"])", li, li, li, li,
+         li);
     LINE(4, "for tp in range(0, KD%d * KH%d * KW%d):", li, li, li);
     /* without a padded copy the taps read the input itself: what falls in the padding
      * loads as zeros */
@@ -326,12 +345,16 @@ static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const c
     for (int unit = 1; unit >= 0; unit--) {
         LINE(5, unit ? "if SW%d == 1:" : "else:", li);
         if (unit)
-            LINE(6, "load(%s[n, g * ICG%d:g * ICG%d + ICG%d, id, ih, c1:c1 + NB%d] -> pb[tp * ICG%d:tp * "
-                    "ICG%d + ICG%d, :])",
+            LINE(6,
+                 "load(%s[n, g * ICG%d:g * ICG%d + ICG%d, id, ih, c1:c1 + NB%d] -> pb[tp * "
+                 "ICG%d:tp * "
+                 "ICG%d + ICG%d, :])",
                  xs, li, li, li, li, li, li, li);
         else
-            LINE(6, "load(%s[n, g * ICG%d:g * ICG%d + ICG%d, id, ih, c1:c1 + NB%d * SW%d:SW%d] -> pb[tp "
-                    "* ICG%d:tp * ICG%d + ICG%d, :])",
+            LINE(6,
+                 "load(%s[n, g * ICG%d:g * ICG%d + ICG%d, id, ih, c1:c1 + NB%d * SW%d:SW%d] -> "
+                 "pb[tp "
+                 "* ICG%d:tp * ICG%d + ICG%d, :])",
                  xs, li, li, li, li, li, li, li, li, li);
     }
     LINE(4, "for j in range(0, nc, NR):");
@@ -355,8 +378,8 @@ static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const c
 static void pointwise_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const char *src,
                             const char *dst)
 {
-    LINE(1, "# layer %d (self.%s): 1x1, a GEMM per image and group over the flattened positions", li,
-         c->layer);
+    LINE(1, "# layer %d (self.%s): 1x1, a GEMM per image and group over the flattened positions",
+         li, c->layer);
     pack_weights(b, li);
     LINE(1, "# a task is NB positions of one image and group; per NR of them (they stay in L1)");
     LINE(1, "# every MR-channel panel of the weights runs over them, an [MR, NR] accumulator in");
@@ -375,7 +398,8 @@ static void pointwise_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, co
     LINE(5, "wa = alloc([kc, MR])");
     LINE(5, "load(wp%d[g, p, c0:c0 + kc, :] -> wa)", li);
     LINE(5, "xb = alloc([kc, NR])");
-    LINE(5, "load(%s[n, g * ICG%d + c0:g * ICG%d + c0 + kc, q0 + j:q0 + j + NR] -> xb)", src, li, li);
+    LINE(5, "load(%s[n, g * ICG%d + c0:g * ICG%d + c0 + kc, q0 + j:q0 + j + NR] -> xb)", src, li,
+         li);
     LINE(5, "@llm_hint(\"vectorize\", \"simd\", 8)");
     LINE(5, "gemm(wa, xb, acc, trans_a=True)");
     const char *region = "[n, g * OCG%d + p * MR:g * OCG%d + p * MR + MR, q0 + j:q0 + j + NR]";
@@ -427,11 +451,15 @@ static void depthwise_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, co
         LINE(6, unit ? "if SW%d == 1:" : "else:", li);
         LINE(7, "t = alloc([1, OWB])");
         if (unit)
-            LINE(7, "load(%s[n, oc // OCG%d, od * SD%d + kd * LD%d, oh * SH%d + kh * LH%d, c1:c1 + OWB] -> t)",
+            LINE(7,
+                 "load(%s[n, oc // OCG%d, od * SD%d + kd * LD%d, oh * SH%d + kh * LH%d, c1:c1 + "
+                 "OWB] -> t)",
                  xs, li, li, li, li, li);
         else
-            LINE(7, "load(%s[n, oc // OCG%d, od * SD%d + kd * LD%d, oh * SH%d + kh * LH%d, c1:c1 + OWB * "
-                    "SW%d:SW%d] -> t)",
+            LINE(7,
+                 "load(%s[n, oc // OCG%d, od * SD%d + kd * LD%d, oh * SH%d + kh * LH%d, c1:c1 + "
+                 "OWB * "
+                 "SW%d:SW%d] -> t)",
                  xs, li, li, li, li, li, li, li);
         LINE(7, "@llm_hint(\"vectorize\", \"simd\", 8)");
         LINE(7, "acc = add(acc, mul(t, wt))");
@@ -448,8 +476,8 @@ static void depthwise_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, co
 static void transposed_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const char *src,
                              const char *dst)
 {
-    LINE(1, "# layer %d (self.%s): transposed; per image and group cols = W^T x as a GEMM, then", li,
-         c->layer);
+    LINE(1, "# layer %d (self.%s): transposed; per image and group cols = W^T x as a GEMM, then",
+         li, c->layer);
     LINE(1, "# every tap's columns added into the output rows at their strided places");
     LINE(1, "@llm_hint(\"parallel\", \"coreidx\")");
     LINE(1, "for ng in range(0, N * G%d):", li);
@@ -473,7 +501,8 @@ static void transposed_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, c
     if (c->bias) {
         LINE(3, "bt = alloc([1, 1, 1])");
         LINE(3, "load(bias%d[oc:oc + 1] -> bt)", li);
-        LINE(3, "store(add(fill([OD%d, OH%d, OW%d], 0.0), bt) -> %s[n, oc, :, :, :])", li, li, li, dst);
+        LINE(3, "store(add(fill([OD%d, OH%d, OW%d], 0.0), bt) -> %s[n, oc, :, :, :])", li, li, li,
+             dst);
     } else {
         LINE(3, "store(fill([OD%d, OH%d, OW%d], 0.0) -> %s[n, oc, :, :, :])", li, li, li, dst);
     }
@@ -502,15 +531,19 @@ char *akg_conv_sketch(const akg_conv_spec *s)
     akg_buf buf;
     akg_buf *b = &buf;
     akg_buf_init(b, 1 << 18);
-    akg_buf_appendf(b, "# %s: %d convolution layer%s, written in 3-D (1-D and 2-D layers have unit\n"
-                       "# leading dims); the geometry is read from the layers at run time.\n",
-                    s->name, s->n_layers, s->n_layers > 1 ? "s, each writing the next one's input" : "");
+    akg_buf_appendf(b,
+                    "# %s: %d convolution layer%s, written in 3-D (1-D and 2-D layers have unit\n"
+                    "# leading dims); the geometry is read from the layers at run time.\n",
+                    s->name, s->n_layers,
+                    s->n_layers > 1 ? "s, each writing the next one's input" : "");
     akg_buf_appendf(b, "sketch %s {\n", s->name);
     symbols(b, s);
     tensors(b, s);
-    akg_buf_appendf(b, "  constexpr: MR = tune(%ld, %ld), NR = tune(%ld, 8, 24), KC = tune(%ld, 256, 1024), "
-                       "NCOL = tune(256, 64, 512), OWB = tune(%ld, 32, 128);\n",
-                    s->mr, s->mr == 4 ? 6L : 4L, s->nr, s->kc, s->owb);
+    akg_buf_appendf(
+        b,
+        "  constexpr: MR = tune(%ld, %ld), NR = tune(%ld, 8, 24), KC = tune(%ld, 256, 1024), "
+        "NCOL = tune(256, 64, 512), OWB = tune(%ld, 32, 128);\n",
+        s->mr, s->mr == 4 ? 6L : 4L, s->nr, s->kc, s->owb);
     constants(b, s);
     binding(b, s);
     akg_buf_puts(b, "\n");
@@ -520,8 +553,10 @@ char *akg_conv_sketch(const akg_conv_spec *s)
         snprintf(src, sizeof src, li == 0 ? "x" : "t%d", li - 1);
         snprintf(dst, sizeof dst, li == s->n_layers - 1 ? "y" : "t%d", li);
         if (li + 1 < s->n_layers)
-            LINE(1, "t%d = alloc([N, OC%d, OD%d, OH%d, OW%d], llm_hint=[\"slow\", \"temp_workspace\"])",
-                 li, li, li, li, li);
+            LINE(
+                1,
+                "t%d = alloc([N, OC%d, OD%d, OH%d, OW%d], llm_hint=[\"slow\", \"temp_workspace\"])",
+                li, li, li, li, li);
         if (c->padded && c->algo != CONV_TRANSPOSED)
             padded_copy(b, c, li, src);
         if (c->algo == CONV_TRANSPOSED)

@@ -14,13 +14,13 @@ typedef enum { CONV_GEMM, CONV_DEPTHWISE, CONV_TRANSPOSED, CONV_POINTWISE } akg_
 /* One layer as the rules read it: the design is specialised to its channels and window (the
  * sketch's bind: items check them in ModelNew); the input's sizes are read at run time. */
 typedef struct {
-    const char *layer;      /* Model's attribute holding the layer ("conv2d") */
-    int dims;               /* 1, 2 or 3 spatial dims */
+    const char *layer; /* Model's attribute holding the layer ("conv2d") */
+    int dims;          /* 1, 2 or 3 spatial dims */
     akg_conv_algorithm algo;
-    int bias;               /* the layer has a bias */
-    int same;               /* padding='same' */
-    int reflect;            /* padding_mode='reflect' */
-    int padded;             /* the design writes a padded copy of the input (reflect; depthwise) */
+    int bias;    /* the layer has a bias */
+    int same;    /* padding='same' */
+    int reflect; /* padding_mode='reflect' */
+    int padded;  /* the design writes a padded copy of the input (reflect; depthwise) */
     long groups, in_ch, out_ch;
     /* the window per spatial dim in 3-D order (D, H, W; a 1-D or 2-D layer's leading dims are
      * kernel 1, stride 1, padding 0, dilation 1); 'same' padding as it resolves */
@@ -28,11 +28,11 @@ typedef struct {
 } akg_conv_layer_spec;
 
 typedef struct {
-    const char *name;       /* the sketch's name */
-    const char *input;      /* forward's argument */
+    const char *name;  /* the sketch's name */
+    const char *input; /* forward's argument */
     const akg_conv_layer_spec *layers;
     int n_layers;
-    long mr, nr, kc, owb;   /* tunables (first candidates) */
+    long mr, nr, kc, owb; /* tunables (first candidates) */
 } akg_conv_spec;
 
 /* A malloc'd bound sketch, or NULL when out of memory. */

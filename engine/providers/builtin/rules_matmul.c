@@ -21,9 +21,9 @@
 #include "rules_matmul_sketch.h"
 
 typedef struct {
-    int input;   /* forward parameter index */
-    int trans;   /* the operand is the transpose of the input's last two dims */
-    int diag;    /* torch.diag(input) */
+    int input; /* forward parameter index */
+    int trans; /* the operand is the transpose of the input's last two dims */
+    int diag;  /* torch.diag(input) */
 } operand;
 
 static int is_op(const akg_expr *e, const char *op)
@@ -67,8 +67,7 @@ static int read_operand(const akg_reference *ref, const cJSON *probe, const akg_
         memset(&s0, 0, sizeof s0);
         memset(&s1, 0, sizeof s1);
         if (akg_rule_scalar(ref, probe, akg_rule_arg(e, 1, "dim0"), "dim0", &s0, NULL) ||
-            akg_rule_scalar(ref, probe, akg_rule_arg(e, 2, "dim1"), "dim1", &s1, NULL) ||
-            rank < 2)
+            akg_rule_scalar(ref, probe, akg_rule_arg(e, 2, "dim1"), "dim1", &s1, NULL) || rank < 2)
             return -1;
         int d0 = ((int)s0.value % rank + rank) % rank, d1 = ((int)s1.value % rank + rank) % rank;
         if (!((d0 == rank - 1 && d1 == rank - 2) || (d0 == rank - 2 && d1 == rank - 1)))
@@ -215,7 +214,8 @@ int akg_rules_matmul(const akg_reference *ref, const cJSON *probe, const cJSON *
         A.trans ^= et_a;
         B.trans ^= et_b;
     }
-    const cJSON *da = akg_rule_probe_input(probe, A.input), *db = akg_rule_probe_input(probe, B.input);
+    const cJSON *da = akg_rule_probe_input(probe, A.input),
+                *db = akg_rule_probe_input(probe, B.input);
     int ra = akg_rule_rank(da), rb = akg_rule_rank(db);
     if (einsum && (ra != er_a || rb != er_b))
         return akg_rule_unsupported(ref, e->range, where, err, errlen,
@@ -242,8 +242,13 @@ int akg_rules_matmul(const akg_reference *ref, const cJSON *probe, const cJSON *
     int retry = fb != NULL;
 
     char name[64];
-    snprintf(name, sizeof name, "%s%s", tri == 1 ? "tril_" : tri == 2 ? "triu_" : "",
-             !strcmp(kind, "rowscale") ? "diag_matmul" : !strcmp(kind, "gemv") ? "matvec" : "matmul");
+    snprintf(name, sizeof name, "%s%s",
+             tri == 1   ? "tril_"
+             : tri == 2 ? "triu_"
+                        : "",
+             !strcmp(kind, "rowscale") ? "diag_matmul"
+             : !strcmp(kind, "gemv")   ? "matvec"
+                                       : "matmul");
     akg_design *d = akg_rule_family_design("matmul", name);
     if (!d)
         return AKG_ENOMEM;

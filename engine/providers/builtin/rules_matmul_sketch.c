@@ -49,17 +49,19 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
     const char *zi = zloop ? "z, " : "";
     const char *zbi = zb ? "z, " : "";
     const char *rows = fold ? "R" : "M";
-    akg_buf_appendf(&b,
-                    "# %s: C = op(A) @ op(B) as a packed GEMM (GotoBLAS order): per NC-column block "
-                    "and\n# balanced K slice, B packed by all threads into NR-column panels, then "
-                    "MC-row blocks\n# of A packed into MR-row panels and run tile by tile with an "
-                    "MR x NR accumulator\n# kept in registers (gemm on packed panels).\n",
-                    s->name);
+    akg_buf_appendf(
+        &b,
+        "# %s: C = op(A) @ op(B) as a packed GEMM (GotoBLAS order): per NC-column block "
+        "and\n# balanced K slice, B packed by all threads into NR-column panels, then "
+        "MC-row blocks\n# of A packed into MR-row panels and run tile by tile with an "
+        "MR x NR accumulator\n# kept in registers (gemm on packed panels).\n",
+        s->name);
     if (fold)
         akg_buf_puts(&b, "# A's batch dims are rows: one GEMM of R = batch * M rows.\n");
     if (s->tri)
-        akg_buf_appendf(&b, "# %s: tiles entirely outside the triangle are stored as zeros, tiles "
-                            "the diagonal cuts are masked.\n",
+        akg_buf_appendf(&b,
+                        "# %s: tiles entirely outside the triangle are stored as zeros, tiles "
+                        "the diagonal cuts are masked.\n",
                         s->tri == 1 ? "tril" : "triu");
     akg_buf_appendf(&b, "sketch %s {\n  symbols: M, N, K, KS", s->name);
     if (fold)
@@ -77,15 +79,16 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
         akg_buf_appendf(&b, "a[%s%s]: f32; ", zloop ? "Z, " : "", s->trans_a ? "K, M" : "M, K");
     akg_buf_appendf(&b, "b[%s%s]: f32; ", zb ? "Z, " : "", s->trans_b ? "N, K" : "K, N");
     akg_buf_appendf(&b, "c[%s%s, N]: f32;\n", zloop ? "Z, " : "", rows);
-    akg_buf_appendf(&b,
-                    "  constexpr: MR = tune(%ld, 4), NR = tune(%ld, 8, 24), KC = tune(%ld, 128, 384), "
-                    "MC = tune(%ld, 48, 144), NC = tune(%ld, 512, 2048);\n",
-                    s->mr, s->nr, s->kc, s->mc, s->nc);
+    akg_buf_appendf(
+        &b,
+        "  constexpr: MR = tune(%ld, 4), NR = tune(%ld, 8, 24), KC = tune(%ld, 128, 384), "
+        "MC = tune(%ld, 48, 144), NC = tune(%ld, 512, 2048);\n",
+        s->mr, s->nr, s->kc, s->mc, s->nc);
     /* binding */
     akg_buf_appendf(&b, "  bind: a = input(\"%s\", [", s->a_name);
     dims(&b, "Z", nbatch);
-    akg_buf_appendf(&b, "%s%s]), b = input(\"%s\", [", nbatch ? ", " : "", s->trans_a ? "K, M" : "M, K",
-                    s->b_name);
+    akg_buf_appendf(&b, "%s%s]), b = input(\"%s\", [", nbatch ? ", " : "",
+                    s->trans_a ? "K, M" : "M, K", s->b_name);
     if (s->rank_b > 2)
         akg_buf_puts(&b, "Z0, "), dims(&b, "Z", 0);
     for (int i = 1; i < s->rank_b - 2; i++)
@@ -154,51 +157,59 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
     snprintf(tile_ind, sizeof tile_ind, "%s", cind);
     if (s->tri) {
         /* tril keeps n <= m + DG, triu keeps n >= m + DG (m, n: the row and column) */
-        const char *outside = s->tri == 1 ? "n0 + j > m0 + i + MR - 1 + DG"
-                                          : "n0 + j + NR - 1 < m0 + i + DG";
-        const char *inside = s->tri == 1 ? "n0 + j + NR - 1 <= m0 + i + DG"
-                                         : "n0 + j >= m0 + i + MR - 1 + DG";
+        const char *outside =
+            s->tri == 1 ? "n0 + j > m0 + i + MR - 1 + DG" : "n0 + j + NR - 1 < m0 + i + DG";
+        const char *inside =
+            s->tri == 1 ? "n0 + j + NR - 1 <= m0 + i + DG" : "n0 + j >= m0 + i + MR - 1 + DG";
         akg_buf_appendf(&b, "%sif %s:\n", cind, outside);
         akg_buf_appendf(&b, "%s  if k0 == 0:\n", cind);
         akg_buf_appendf(&b, "%s    store(fill([MR, NR], 0.0) -> %s)\n", cind, creg);
         akg_buf_appendf(&b, "%selse:\n", cind);
         snprintf(tile_ind, sizeof tile_ind, "%s  ", cind);
-        akg_buf_appendf(&b, "%sacc = alloc([MR, NR], llm_hint=[\"fastest\", \"accumulator\", "
-                            "\"init_zero\"])\n",
+        akg_buf_appendf(&b,
+                        "%sacc = alloc([MR, NR], llm_hint=[\"fastest\", \"accumulator\", "
+                        "\"init_zero\"])\n",
                         tile_ind);
         akg_buf_appendf(&b, "%spa_i = alloc([kc, MR])\n%sload(pa[i // MR, 0:kc, :] -> pa_i)\n",
                         tile_ind, tile_ind);
         akg_buf_appendf(&b, "%spb_j = alloc([kc, NR])\n%sload(pb[j // NR, 0:kc, :] -> pb_j)\n",
                         tile_ind, tile_ind);
-        akg_buf_appendf(&b, "%s@llm_hint(\"vectorize\", \"simd\", 8)\n%sgemm(pa_i, pb_j, acc, "
-                            "trans_a=True)\n",
+        akg_buf_appendf(&b,
+                        "%s@llm_hint(\"vectorize\", \"simd\", 8)\n%sgemm(pa_i, pb_j, acc, "
+                        "trans_a=True)\n",
                         tile_ind, tile_ind);
         /* the tile's value: this slice's product, plus what earlier slices stored */
         akg_buf_appendf(&b, "%sif %s:\n", tile_ind, inside);
-        akg_buf_appendf(&b, "%s  if k0 == 0:\n%s    store(acc -> %s)\n%s  else:\n", tile_ind, tile_ind,
-                        creg, tile_ind);
+        akg_buf_appendf(&b, "%s  if k0 == 0:\n%s    store(acc -> %s)\n%s  else:\n", tile_ind,
+                        tile_ind, creg, tile_ind);
         akg_buf_appendf(&b, "%s    cold = alloc([MR, NR])\n%s    load(%s -> cold)\n", tile_ind,
                         tile_ind, creg);
-        akg_buf_appendf(&b, "%s    store(add(cold, acc) -> %s)\n%selse:\n", tile_ind, creg, tile_ind);
+        akg_buf_appendf(&b, "%s    store(add(cold, acc) -> %s)\n%selse:\n", tile_ind, creg,
+                        tile_ind);
         akg_buf_appendf(&b, "%s  cols = arange(0, NR)\n%s  rows = arange(0, MR)\n", tile_ind,
                         tile_ind);
-        akg_buf_appendf(&b, "%s  keep = %s(cols[None, :] + (n0 + j), rows[:, None] + (m0 + i + DG))\n",
+        akg_buf_appendf(&b,
+                        "%s  keep = %s(cols[None, :] + (n0 + j), rows[:, None] + (m0 + i + DG))\n",
                         tile_ind, s->tri == 1 ? "le" : "ge");
-        akg_buf_appendf(&b, "%s  if k0 == 0:\n%s    store(where(keep, acc, 0.0) -> %s)\n%s  else:\n",
+        akg_buf_appendf(&b,
+                        "%s  if k0 == 0:\n%s    store(where(keep, acc, 0.0) -> %s)\n%s  else:\n",
                         tile_ind, tile_ind, creg, tile_ind);
         akg_buf_appendf(&b, "%s    cold = alloc([MR, NR])\n%s    load(%s -> cold)\n", tile_ind,
                         tile_ind, creg);
-        akg_buf_appendf(&b, "%s    store(where(keep, add(cold, acc), 0.0) -> %s)\n", tile_ind, creg);
+        akg_buf_appendf(&b, "%s    store(where(keep, add(cold, acc), 0.0) -> %s)\n", tile_ind,
+                        creg);
     } else {
-        akg_buf_appendf(&b, "%sacc = alloc([MR, NR], llm_hint=[\"fastest\", \"accumulator\", "
-                            "\"init_zero\"])\n",
+        akg_buf_appendf(&b,
+                        "%sacc = alloc([MR, NR], llm_hint=[\"fastest\", \"accumulator\", "
+                        "\"init_zero\"])\n",
                         tile_ind);
         akg_buf_appendf(&b, "%spa_i = alloc([kc, MR])\n%sload(pa[i // MR, 0:kc, :] -> pa_i)\n",
                         tile_ind, tile_ind);
         akg_buf_appendf(&b, "%spb_j = alloc([kc, NR])\n%sload(pb[j // NR, 0:kc, :] -> pb_j)\n",
                         tile_ind, tile_ind);
-        akg_buf_appendf(&b, "%s@llm_hint(\"vectorize\", \"simd\", 8)\n%sgemm(pa_i, pb_j, acc, "
-                            "trans_a=True)\n",
+        akg_buf_appendf(&b,
+                        "%s@llm_hint(\"vectorize\", \"simd\", 8)\n%sgemm(pa_i, pb_j, acc, "
+                        "trans_a=True)\n",
                         tile_ind, tile_ind);
         akg_buf_appendf(&b, "%sif k0 == 0:\n%s  store(acc -> %s)\n%selse:\n", tile_ind, tile_ind,
                         creg, tile_ind);
@@ -226,8 +237,9 @@ char *akg_matmul_gemv_sketch(const akg_matmul_spec *s)
     akg_buf_appendf(&b, "sketch %s {\n", s->name);
     akg_buf_puts(&b, "  symbols: M, K;\n  tensors: a[M, K]: f32; x[K]: f32; y[M]: f32;\n");
     akg_buf_appendf(&b, "  constexpr: ROWS = tune(%ld, 2, 8), LANES = 16;\n", s->rows);
-    akg_buf_appendf(&b, "  bind: a = input(\"%s\", [M, K]), x = input(\"%s\", [K, 1]), y = "
-                        "output(0, [M, 1])\n\n",
+    akg_buf_appendf(&b,
+                    "  bind: a = input(\"%s\", [M, K]), x = input(\"%s\", [K, 1]), y = "
+                    "output(0, [M, 1])\n\n",
                     s->a_name, s->b_name);
     akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
     akg_buf_puts(&b, "  for r in range(0, M, ROWS):\n");
@@ -258,8 +270,9 @@ char *akg_matmul_rowscale_sketch(const akg_matmul_spec *s)
     akg_buf_appendf(&b, "sketch %s {\n", s->name);
     akg_buf_puts(&b, "  symbols: M, N;\n  tensors: v[M]: f32; b[M, N]: f32; c[M, N]: f32;\n");
     akg_buf_appendf(&b, "  constexpr: ROWS = tune(%ld, 1, 16);\n", s->rows);
-    akg_buf_appendf(&b, "  bind: v = input(\"%s\", [M]), b = input(\"%s\", [M, N]), c = output(0, "
-                        "[M, N])\n\n",
+    akg_buf_appendf(&b,
+                    "  bind: v = input(\"%s\", [M]), b = input(\"%s\", [M, N]), c = output(0, "
+                    "[M, N])\n\n",
                     s->a_name, s->b_name);
     akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
     akg_buf_puts(&b, "  for r in range(0, M, ROWS):\n");

@@ -14,11 +14,11 @@ typedef struct {
     const char *b_name;
     int rank_a, rank_b;
     int trans_a, trans_b;
-    int tri;            /* 0, 1 tril, 2 triu */
-    long diag;          /* tril/triu diagonal, when a constant */
-    char diag_init[64]; /* or the constructor argument it comes from ("" if none) */
+    int tri;                 /* 0, 1 tril, 2 triu */
+    long diag;               /* tril/triu diagonal, when a constant */
+    char diag_init[64];      /* or the constructor argument it comes from ("" if none) */
     long mr, nr, kc, mc, nc; /* the chosen tunables (first candidates) */
-    long rows;          /* gemv / rowscale */
+    long rows;               /* gemv / rowscale */
 } akg_matmul_spec;
 
 /* Each returns a malloc'd sketch text, or NULL when out of memory. */

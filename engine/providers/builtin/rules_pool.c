@@ -9,9 +9,9 @@
  * time. The design is direct: one output row per task, OWB outputs at a time
  * in a vector accumulator, every tap a vectorised pass over the valid span.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include "akg/akg.h"
@@ -21,10 +21,10 @@
 static const char *pool_letters[3][3] = {{"W"}, {"H", "W"}, {"D", "H", "W"}};
 
 typedef struct {
-    const char *name;   /* sketch name */
-    const char *layer;  /* Model's attribute holding the layer */
-    const char *input;  /* forward's argument */
-    int dims, is_max, rank; /* spatial dims, max or avg, the input's rank */
+    const char *name;                    /* sketch name */
+    const char *layer;                   /* Model's attribute holding the layer */
+    const char *input;                   /* forward's argument */
+    int dims, is_max, rank;              /* spatial dims, max or avg, the input's rank */
     int ceil_mode, include_pad, divisor; /* as the constructor sets them (divisor: override) */
     long kernel[3], stride[3], padding[3], dilation[3]; /* the window, per spatial dim */
     long owb;
@@ -47,10 +47,11 @@ static char *pool_sketch(const pool_spec *ps)
     const char *w = L[dims - 1];
     akg_buf b;
     akg_buf_init(&b, 1 << 16);
-    akg_buf_appendf(&b,
-                    "# %s: direct %s pooling. One output row per task, at most OWB outputs of the\n"
-                    "# row at a time in an accumulator, each window tap a vectorised pass over them.\n",
-                    ps->name, ps->is_max ? "max" : "average");
+    akg_buf_appendf(
+        &b,
+        "# %s: direct %s pooling. One output row per task, at most OWB outputs of the\n"
+        "# row at a time in an accumulator, each window tap a vectorised pass over them.\n",
+        ps->name, ps->is_max ? "max" : "average");
     akg_buf_appendf(&b, "sketch %s {\n  symbols: NB, C, NC", ps->name);
     for (int i = 0; i < dims; i++)
         akg_buf_appendf(&b, ", I%s, O%s", L[i], L[i]);
@@ -79,9 +80,11 @@ static char *pool_sketch(const pool_spec *ps)
         akg_buf_appendf(&b, ", I%s", L[i]);
     akg_buf_appendf(&b, "])%s, NC = NB * C\n", batch ? "" : ", NB = 1");
     for (int i = 0; i < dims; i++) {
-        akg_buf_appendf(&b, "  bind: K%s = attr(\"%s.kernel_size\", %d), S%s = attr(\"%s.stride\", %d), "
-                            "P%s = attr(\"%s.padding\", %d)",
-                        L[i], ps->layer, i, L[i], ps->layer, i, L[i], ps->layer, i);
+        akg_buf_appendf(
+            &b,
+            "  bind: K%s = attr(\"%s.kernel_size\", %d), S%s = attr(\"%s.stride\", %d), "
+            "P%s = attr(\"%s.padding\", %d)",
+            L[i], ps->layer, i, L[i], ps->layer, i, L[i], ps->layer, i);
         if (ps->is_max)
             akg_buf_appendf(&b, ", DL%s = attr(\"%s.dilation\", %d)\n", L[i], ps->layer, i);
         else
@@ -93,12 +96,14 @@ static char *pool_sketch(const pool_spec *ps)
     for (int i = 0; i < dims; i++) {
         const char *l = L[i];
         if (ps->ceil_mode)
-            akg_buf_appendf(&b, "%sO%s = min((I%s + 2 * P%s - DL%s * (K%s - 1) - 1 + S%s - 1) // S%s + 1, "
-                                "(I%s + P%s - 1) // S%s + 1)",
-                            i ? ", " : "", l, l, l, l, l, l, l, l, l, l);
+            akg_buf_appendf(
+                &b,
+                "%sO%s = min((I%s + 2 * P%s - DL%s * (K%s - 1) - 1 + S%s - 1) // S%s + 1, "
+                "(I%s + P%s - 1) // S%s + 1)",
+                i ? ", " : "", l, l, l, l, l, l, l, l, l, l);
         else
-            akg_buf_appendf(&b, "%sO%s = (I%s + 2 * P%s - DL%s * (K%s - 1) - 1) // S%s + 1", i ? ", " : "",
-                            l, l, l, l, l, l);
+            akg_buf_appendf(&b, "%sO%s = (I%s + 2 * P%s - DL%s * (K%s - 1) - 1) // S%s + 1",
+                            i ? ", " : "", l, l, l, l, l, l);
     }
     akg_buf_appendf(&b, ", y = output(0, [%s", batch ? "NB, C" : "C");
     for (int i = 0; i < dims; i++)
@@ -119,11 +124,11 @@ static char *pool_sketch(const pool_spec *ps)
         akg_buf_appendf(&b, "%*s%s0 = o%s * S%s - P%s\n", 2 * depth, "", l, l, l, l);
         if (!ps->is_max && !ps->divisor) {
             if (ps->include_pad)
-                akg_buf_appendf(&b, "%*sd%s = min(%s0 + K%s, I%s + P%s) - %s0\n", 2 * depth, "", l, l,
-                                l, l, l, l);
+                akg_buf_appendf(&b, "%*sd%s = min(%s0 + K%s, I%s + P%s) - %s0\n", 2 * depth, "", l,
+                                l, l, l, l, l);
             else
-                akg_buf_appendf(&b, "%*sd%s = min(%s0 + K%s, I%s) - max(%s0, 0)\n", 2 * depth, "", l,
-                                l, l, l, l);
+                akg_buf_appendf(&b, "%*sd%s = min(%s0 + K%s, I%s) - max(%s0, 0)\n", 2 * depth, "",
+                                l, l, l, l, l);
         }
         size_t n = strlen(pre);
         snprintf(pre + n, sizeof pre - n, "o%s, ", l);
@@ -159,10 +164,11 @@ static char *pool_sketch(const pool_spec *ps)
             akg_buf_appendf(&b, "%*sload(x[r, %sc0:c0 + qw] -> t, other=%s)\n", 2 * depth + 2, "",
                             region, ps->is_max ? "-1e999" : "0.0");
         else
-            akg_buf_appendf(&b, "%*sload(x[r, %sc0:c0 + qw * S%s:S%s] -> t, other=%s)\n", 2 * depth + 2,
-                            "", region, w, w, ps->is_max ? "-1e999" : "0.0");
+            akg_buf_appendf(&b, "%*sload(x[r, %sc0:c0 + qw * S%s:S%s] -> t, other=%s)\n",
+                            2 * depth + 2, "", region, w, w, ps->is_max ? "-1e999" : "0.0");
         akg_buf_appendf(&b, "%*s@llm_hint(\"vectorize\", \"simd\", 8)\n", 2 * depth + 2, "");
-        akg_buf_appendf(&b, "%*sacc = %s(acc, t)\n", 2 * depth + 2, "", ps->is_max ? "maximum" : "add");
+        akg_buf_appendf(&b, "%*sacc = %s(acc, t)\n", 2 * depth + 2, "",
+                        ps->is_max ? "maximum" : "add");
     }
     if (ps->is_max) {
         akg_buf_appendf(&b, "%*sstore(acc -> y[r, %sq0:q0 + qw])\n}\n", 2 * d0, "", pre);
@@ -174,18 +180,18 @@ static char *pool_sketch(const pool_spec *ps)
         akg_buf_appendf(&b, "%*sq = arange(q0, q0 + qw)\n", 2 * d0, "");
         akg_buf_appendf(&b, "%*s%s0 = q * S%s - P%s\n", 2 * d0, "", w, w, w);
         if (ps->include_pad)
-            akg_buf_appendf(&b, "%*sd%s = minimum(%s0 + K%s, I%s + P%s) - %s0\n", 2 * d0, "", w, w, w,
-                            w, w, w);
-        else
-            akg_buf_appendf(&b, "%*sd%s = minimum(%s0 + K%s, I%s) - maximum(%s0, 0)\n", 2 * d0, "", w,
+            akg_buf_appendf(&b, "%*sd%s = minimum(%s0 + K%s, I%s + P%s) - %s0\n", 2 * d0, "", w, w,
                             w, w, w, w);
+        else
+            akg_buf_appendf(&b, "%*sd%s = minimum(%s0 + K%s, I%s) - maximum(%s0, 0)\n", 2 * d0, "",
+                            w, w, w, w, w);
         akg_buf_appendf(&b, "%*scount = d%s", 2 * d0, "", w);
         for (int i = 0; i < dims - 1; i++)
             akg_buf_appendf(&b, " * d%s", L[i]);
         akg_buf_puts(&b, "\n");
         akg_buf_appendf(&b, "%*s@llm_hint(\"vectorize\", \"simd\", 8)\n", 2 * d0, "");
-        akg_buf_appendf(&b, "%*sstore(div(acc, cast(count, f32)) -> y[r, %sq0:q0 + qw])\n}\n", 2 * d0,
-                        "", pre);
+        akg_buf_appendf(&b, "%*sstore(div(acc, cast(count, f32)) -> y[r, %sq0:q0 + qw])\n}\n",
+                        2 * d0, "", pre);
     }
     if (akg_buf_status(&b)) {
         akg_buf_free(&b);
@@ -209,8 +215,8 @@ static int ctor_flag(const akg_reference *ref, const cJSON *probe, const akg_exp
     return s.value != 0;
 }
 
-int akg_rules_pool(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
-                   int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
+int akg_rules_pool(const akg_reference *ref, const cJSON *probe, const cJSON *feedback, int attempt,
+                   akg_design **out, akg_range *where, char *err, size_t errlen)
 {
     (void)attempt;
     *out = NULL;
@@ -245,8 +251,8 @@ int akg_rules_pool(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     akg_scalar s;
     memset(&s, 0, sizeof s);
     const char *str = NULL;
-    int stride_none = !st || (akg_rule_scalar(ref, probe, st, "stride", &s, &str) == AKG_OK && str &&
-                              !strcmp(str, "None"));
+    int stride_none = !st || (akg_rule_scalar(ref, probe, st, "stride", &s, &str) == AKG_OK &&
+                              str && !strcmp(str, "None"));
     if (stride_none)
         memcpy(stride, kernel, sizeof stride);
     else if (akg_rule_int_list(ref, probe, st, stride, dims, dims) != dims)
@@ -316,7 +322,8 @@ int akg_rules_pool(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         akg_scalar sv;
         memset(&sv, 0, sizeof sv);
         const char *dstr = NULL;
-        ps.divisor = dv && akg_rule_scalar(ref, probe, dv, "divisor_override", &sv, &dstr) == AKG_OK &&
+        ps.divisor = dv &&
+                     akg_rule_scalar(ref, probe, dv, "divisor_override", &sv, &dstr) == AKG_OK &&
                      !dstr;
     }
     d->sketch_text = pool_sketch(&ps);

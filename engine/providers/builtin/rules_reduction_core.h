@@ -45,7 +45,7 @@ typedef struct {
     int keepdim;   /* every stat so far kept its dims */
     int failed;    /* 1: the tree holds something we do not read (no message) */
     int inline_depth;
-    int precise;   /* the sketch asks for libm maths (a retry after a numerical mismatch) */
+    int precise; /* the sketch asks for libm maths (a retry after a numerical mismatch) */
 } akg_rx_ctx;
 
 /* Starts a context over params (adds the empty arrays). */

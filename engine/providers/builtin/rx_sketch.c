@@ -32,16 +32,16 @@ int rx_fail(rx_sk *s, const char *fmt, ...)
  * language's keywords and the bind: sources: a tensor or param of the task with one of
  * these names is renamed. */
 static const char *const reserved[] = {
-    "O",      "D",       "I",     "N",      "C",      "S",     "G",     "CG",     "B",
-    "P",      "BLK",     "CH",    "DIM",    "o",      "d",     "q",     "c",      "p",
-    "n",      "g",       "r",     "k",      "m",      "lo",    "hi",    "out",    "y",
-    "lv",     "part",    "partv", "parti",  "total",  "acc",   "bv",    "bi",     "better",
-    "w12",    "w1",      "w2",    "dp",     "dn",     "mean",  "var",   "rstd",   "sc",
-    "sh",     "se",      "t",     "range",  "alloc",  "load",  "store", "sketch", "bind",
-    "symbols", "tensors", "constexpr", "params", "for", "in",  "if",    "elif",   "else",
-    "pass",   "and",     "or",    "not",    "True",   "False", "None",  "min",    "max",
-    "ceil",   "sum",     "exp",   "log",    "abs",    "sqrt",  "where", "cast",   "fill",
-    "gather", "arange",  "transpose", NULL};
+    "O",       "D",       "I",         "N",      "C",     "S",     "G",     "CG",     "B",
+    "P",       "BLK",     "CH",        "DIM",    "o",     "d",     "q",     "c",      "p",
+    "n",       "g",       "r",         "k",      "m",     "lo",    "hi",    "out",    "y",
+    "lv",      "part",    "partv",     "parti",  "total", "acc",   "bv",    "bi",     "better",
+    "w12",     "w1",      "w2",        "dp",     "dn",    "mean",  "var",   "rstd",   "sc",
+    "sh",      "se",      "t",         "range",  "alloc", "load",  "store", "sketch", "bind",
+    "symbols", "tensors", "constexpr", "params", "for",   "in",    "if",    "elif",   "else",
+    "pass",    "and",     "or",        "not",    "True",  "False", "None",  "min",    "max",
+    "ceil",    "sum",     "exp",       "log",    "abs",   "sqrt",  "where", "cast",   "fill",
+    "gather",  "arange",  "transpose", NULL};
 
 static int is_reserved(const char *n)
 {
@@ -51,8 +51,8 @@ static int is_reserved(const char *n)
         if (!strcmp(reserved[i], n))
             return 1;
     /* the writers' numbered names: t0, st0, rv0, A0, ... */
-    static const char *const stems[] = {"t",   "st", "stf", "rv", "rvf",  "acc",
-                                        "A",   "r",  "u",   "m",  "k",    "part", NULL};
+    static const char *const stems[] = {"t", "st", "stf", "rv", "rvf",  "acc", "A",
+                                        "r", "u",  "m",   "k",  "part", NULL};
     for (int i = 0; stems[i]; i++) {
         size_t l = strlen(stems[i]);
         if (!strncmp(n, stems[i], l) && n[l] >= '0' && n[l] <= '9')

@@ -61,8 +61,9 @@ static void channel_affine(rx_sk *s, const char *ind, int w, int bias, const cha
 {
     akg_buf *b = s->b;
     if (w >= 0)
-        akg_buf_appendf(b, "%s%s_c = alloc([1])\n%sload(%s[c:c+1] -> %s_c)\n%ssc = mul(rstd, "
-                           "cast(%s_c, f64))\n",
+        akg_buf_appendf(b,
+                        "%s%s_c = alloc([1])\n%sload(%s[c:c+1] -> %s_c)\n%ssc = mul(rstd, "
+                        "cast(%s_c, f64))\n",
                         ind, s->pt[w], ind, s->pt[w], s->pt[w], ind, s->pt[w]);
     else
         akg_buf_appendf(b, "%ssc = rstd\n", ind);

@@ -16,8 +16,7 @@
 
 static void load_row(rx_sk *s, int k, const char *tile)
 {
-    akg_buf_appendf(s->b, "    %s = alloc([D])\n    load(%s[r, :] -> %s)\n", tile, s->in[k],
-                    tile);
+    akg_buf_appendf(s->b, "    %s = alloc([D])\n    load(%s[r, :] -> %s)\n", tile, s->in[k], tile);
 }
 
 int rx_rowloss_sketch(rx_sk *s)
@@ -32,8 +31,9 @@ int rx_rowloss_sketch(rx_sk *s)
                        kind ? kind : "?");
     int need = ce || cos ? 2 : 3;
     if (s->n_in != need || s->rank != 2)
-        return rx_fail(s, "a %s loss of %d inputs of rank %d (%d inputs [batch, features] are "
-                          "designed)",
+        return rx_fail(s,
+                       "a %s loss of %d inputs of rank %d (%d inputs [batch, features] are "
+                       "designed)",
                        kind, s->n_in, s->rank, need);
     int margin = -1;
     if (tri) {

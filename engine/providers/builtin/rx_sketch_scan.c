@@ -71,8 +71,9 @@ int rx_scan_sketch(rx_sk *s, const char *what)
     akg_buf_puts(b, "\n\n");
 
     /* ---- contiguous rows: four running values ---- */
-    akg_buf_appendf(b, "  if I == 1:\n    # %d rows per task, %d independent running values "
-                       "(one per row)%s\n",
+    akg_buf_appendf(b,
+                    "  if I == 1:\n    # %d rows per task, %d independent running values "
+                    "(one per row)%s\n",
                     SCAN_ROWS, SCAN_ROWS, rev ? ", from the end of the rows" : "");
     rx_loop_hints(s, "    ", 1);
     akg_buf_appendf(b, "    for o in range(0, O, %d):\n", SCAN_ROWS);
@@ -137,17 +138,18 @@ int rx_scan_sketch(rx_sk *s, const char *what)
                         k);
     }
     if (excl)
-        akg_buf_appendf(b, "          @llm_hint(\"vectorize\", \"simd\")\n"
-                           "          store(cast(run, f32) -> y[o, %s, c:c+min(CH, I - c)])\n",
+        akg_buf_appendf(b,
+                        "          @llm_hint(\"vectorize\", \"simd\")\n"
+                        "          store(cast(run, f32) -> y[o, %s, c:c+min(CH, I - c)])\n",
                         pos);
-    akg_buf_appendf(b,
-                    "          @llm_hint(\"vectorize\", \"simd\")\n          run = %s(run, cast(",
-                    op);
+    akg_buf_appendf(
+        b, "          @llm_hint(\"vectorize\", \"simd\")\n          run = %s(run, cast(", op);
     rx_expr(s, elem, &n);
     akg_buf_puts(b, ", f64))\n");
     if (!excl)
-        akg_buf_appendf(b, "          @llm_hint(\"vectorize\", \"simd\")\n"
-                           "          store(cast(run, f32) -> y[o, %s, c:c+min(CH, I - c)])\n",
+        akg_buf_appendf(b,
+                        "          @llm_hint(\"vectorize\", \"simd\")\n"
+                        "          store(cast(run, f32) -> y[o, %s, c:c+min(CH, I - c)])\n",
                         pos);
     akg_buf_puts(b, "}\n");
     return AKG_OK;

@@ -41,7 +41,7 @@ static int read_stats(rx_sk *s, stat_list *st)
         const cJSON *o = cJSON_GetArrayItem(a, k);
         st->mode[k] = cJSON_GetStringValue(cJSON_GetObjectItem(o, "mode"));
         st->expr[k] = cJSON_GetObjectItem(o, "expr");
-        static const char *const known[] = {"sum", "mean", "norm2", "prod", "max",
+        static const char *const known[] = {"sum", "mean",   "norm2",  "prod", "max",
                                             "min", "argmax", "argmin", NULL};
         int ok = 0;
         for (int i = 0; st->mode[k] && known[i]; i++)
@@ -175,14 +175,15 @@ static void row_accumulate(rx_sk *s, const stat_list *st, const char *ind, const
             akg_buf_puts(b, ", axis=0), f64)\n");
         } else if (argx(m)) {
             const char *ex = m_is(m, "argmax") ? "max" : "min";
-            akg_buf_appendf(b, "%s@llm_hint(\"vectorize\", \"simd\")\n%sm%d = reduce_%s(", ind,
-                            ind, k, ex);
+            akg_buf_appendf(b, "%s@llm_hint(\"vectorize\", \"simd\")\n%sm%d = reduce_%s(", ind, ind,
+                            k, ex);
             rx_expr(s, st->expr[k], &n);
             akg_buf_puts(b, ", axis=0)\n");
             akg_buf_appendf(b, "%s# the first index holding the extreme (a NaN is the extreme)\n",
                             ind);
-            akg_buf_appendf(b, "%s@llm_hint(\"vectorize\", \"simd\")\n%sk%d = reduce_min(where("
-                               "logical_or(eq(",
+            akg_buf_appendf(b,
+                            "%s@llm_hint(\"vectorize\", \"simd\")\n%sk%d = reduce_min(where("
+                            "logical_or(eq(",
                             ind, ind, k);
             rx_expr(s, st->expr[k], &n);
             akg_buf_appendf(b, ", m%d), ne(", k);
@@ -357,8 +358,9 @@ static void reduce_columns_init(rx_sk *s, const stat_list *st, const char *ind, 
         return;
     }
     if (extreme(m)) {
-        akg_buf_appendf(b, "%sacc = alloc([%s], dtype=f32, llm_hint=[\"%s\", \"accumulator\", "
-                           "\"init_neg_inf\"])\n",
+        akg_buf_appendf(b,
+                        "%sacc = alloc([%s], dtype=f32, llm_hint=[\"%s\", \"accumulator\", "
+                        "\"init_neg_inf\"])\n",
                         ind, w, tier);
         if (m_is(m, "min"))
             akg_buf_appendf(b, "%sacc = neg(acc)  # +inf\n", ind);
@@ -599,8 +601,8 @@ int rx_rowmap_sketch(rx_sk *s, const char *what)
         char shape[160];
         int at = snprintf(shape, sizeof shape, "[");
         for (int i = s->d0; i < s->d1 && at < (int)sizeof shape - 8; i++)
-            at += snprintf(shape + at, sizeof shape - (size_t)at, "%sA%d", i > s->d0 ? ", " : "",
-                           i);
+            at +=
+                snprintf(shape + at, sizeof shape - (size_t)at, "%sA%d", i > s->d0 ? ", " : "", i);
         snprintf(shape + at, sizeof shape - (size_t)at, "]");
         akg_buf_puts(b, "  bind: ");
         rx_bind_tensors(s, shape);
