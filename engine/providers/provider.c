@@ -141,6 +141,20 @@ static akg_provider_op *op_new(akg_provider_session *s, op_kind kind, void *user
     return op;
 }
 
+/* After the provider's start function returned rc for op: on failure nothing is pending and
+ * no callback will run; else *out (when given) is the pending op. */
+static int op_started(akg_provider_session *s, akg_provider_op *op, int rc, akg_provider_op **out)
+{
+    if (rc != AKG_OK) {
+        s->pending = NULL;
+        free(op);
+        return rc;
+    }
+    if (out)
+        *out = op;
+    return AKG_OK;
+}
+
 int akg_provider_design(akg_provider_session *s, const akg_design_request *req, akg_design_cb cb,
                         void *user, akg_provider_op **out, char *err, size_t errlen)
 {
@@ -154,15 +168,7 @@ int akg_provider_design(akg_provider_session *s, const akg_design_request *req, 
         return s->pending ? AKG_EBUSY : AKG_ENOMEM;
     op->design_cb = cb;
     s->pending = op;
-    int rc = s->provider->design(s->state, req, op, err, errlen);
-    if (rc != AKG_OK) {
-        s->pending = NULL;
-        free(op);
-        return rc;
-    }
-    if (out)
-        *out = op;
-    return AKG_OK;
+    return op_started(s, op, s->provider->design(s->state, req, op, err, errlen), out);
 }
 
 int akg_provider_code(akg_provider_session *s, const akg_code_request *req, akg_code_cb cb,
@@ -178,15 +184,7 @@ int akg_provider_code(akg_provider_session *s, const akg_code_request *req, akg_
         return s->pending ? AKG_EBUSY : AKG_ENOMEM;
     op->code_cb = cb;
     s->pending = op;
-    int rc = s->provider->code(s->state, req, op, err, errlen);
-    if (rc != AKG_OK) {
-        s->pending = NULL;
-        free(op);
-        return rc;
-    }
-    if (out)
-        *out = op;
-    return AKG_OK;
+    return op_started(s, op, s->provider->code(s->state, req, op, err, errlen), out);
 }
 
 void akg_provider_op_set_data(akg_provider_op *op, void *data)

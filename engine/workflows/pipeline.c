@@ -714,6 +714,20 @@ static void on_designed(const akg_design_answer *a, void *user)
     design_ready(j);
 }
 
+/* Opens the job's provider session once (its first design or code request). Returns 0, or
+ * non-zero when the job ended. */
+static int open_session(akg_job *j)
+{
+    char err[1024];
+    if (j->session)
+        return 0;
+    if (akg_provider_session_new(j->prov, j->engine->loop, &j->session, err, sizeof err)) {
+        job_finish(j, AKG_JOB_ERROR, "crash", err);
+        return 1;
+    }
+    return 0;
+}
+
 static void stage_design(akg_job *j)
 {
     j->state = JOB_DESIGN;
@@ -731,11 +745,8 @@ static void stage_design(akg_job *j)
     if (stopped(j))
         return;
     char err[1024];
-    if (!j->session &&
-        akg_provider_session_new(j->prov, j->engine->loop, &j->session, err, sizeof err)) {
-        job_finish(j, AKG_JOB_ERROR, "crash", err);
+    if (open_session(j))
         return;
-    }
     akg_design_request req = {.ref = j->ref,
                               .probe = j->probe,
                               .feedback = j->feedback,
@@ -798,11 +809,8 @@ static void stage_code(akg_job *j)
     if (stopped(j))
         return;
     char err[1024];
-    if (!j->session &&
-        akg_provider_session_new(j->prov, j->engine->loop, &j->session, err, sizeof err)) {
-        job_finish(j, AKG_JOB_ERROR, "crash", err);
+    if (open_session(j))
         return;
-    }
     akg_code_request req = {.sketch = j->sketch,
                             .ref = j->ref,
                             .probe = j->probe,

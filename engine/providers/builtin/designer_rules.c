@@ -508,11 +508,7 @@ static char *pointwise_sketch(const akg_design *d, const akg_reference *ref, con
     if (d->nontemporal)
         akg_buf_puts(&b, ", llm_hint=[\"nontemporal\"]");
     akg_buf_puts(&b, ")\n}\n");
-    if (akg_buf_status(&b)) {
-        akg_buf_free(&b);
-        return NULL;
-    }
-    return akg_buf_steal(&b);
+    return akg_buf_take(&b);
 }
 
 /* One softmax of the sketch's body over a tile of x (a row, or CH columns): the max, then
@@ -606,11 +602,7 @@ static char *softmax_sketch(const akg_design *d, const akg_reference *ref, const
     akg_buf_puts(&b, "      for c in range(0, I, CH):\n");
     softmax_body(&b, d, "        ", "o, :, c:c+CH", "[D, CH]", 0);
     akg_buf_puts(&b, "}\n");
-    if (akg_buf_status(&b)) {
-        akg_buf_free(&b);
-        return NULL;
-    }
-    return akg_buf_steal(&b);
+    return akg_buf_take(&b);
 }
 
 static void name_design(akg_design *d)

@@ -257,12 +257,11 @@ static void padded_copy(akg_buf *b, const akg_conv_layer_spec *c, int li, const 
          li, li, li, li, li, li, li, li);
 }
 
-/* The epilogue of an implicit-GEMM tile: bias, and the mask at the group's edge. */
+/* The epilogue of a GEMM tile: bias, and the mask at the group's edge. region: the output
+ * region of the [MR, NR] tile, with two %d for the layer. */
 static void gemm_epilogue(akg_buf *b, const akg_conv_layer_spec *c, int li, int ind,
-                          const char *dst)
+                          const char *dst, const char *region)
 {
-    const char *region =
-        "[n, g * OCG%d + p * MR:g * OCG%d + p * MR + MR, od, oh, q0 + j:q0 + j + NR]";
     char reg[200];
     snprintf(reg, sizeof reg, region, li, li);
     if (c->bias) {
@@ -368,7 +367,8 @@ static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const c
     LINE(7, "load(pb[c0:c0 + kc, j:j + NR] -> xb)");
     LINE(7, "@llm_hint(\"vectorize\", \"simd\", 8)");
     LINE(7, "gemm(wa, xb, acc, trans_a=True)");
-    gemm_epilogue(b, c, li, 6, dst);
+    gemm_epilogue(b, c, li, 6, dst,
+                  "[n, g * OCG%d + p * MR:g * OCG%d + p * MR + MR, od, oh, q0 + j:q0 + j + NR]");
 }
 
 /* A 1x1 layer with unit stride and no padding reading the model's input and writing its
@@ -402,21 +402,8 @@ static void pointwise_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, co
          li);
     LINE(5, "@llm_hint(\"vectorize\", \"simd\", 8)");
     LINE(5, "gemm(wa, xb, acc, trans_a=True)");
-    const char *region = "[n, g * OCG%d + p * MR:g * OCG%d + p * MR + MR, q0 + j:q0 + j + NR]";
-    char reg[200];
-    snprintf(reg, sizeof reg, region, li, li);
-    if (c->bias) {
-        LINE(4, "bt = alloc([MR, 1])");
-        LINE(4, "load(bias%d[g * OCG%d + p * MR:g * OCG%d + p * MR + MR] -> bt)", li, li, li);
-        LINE(4, "o = add(acc, bt)");
-    } else {
-        LINE(4, "o = acc");
-    }
-    LINE(4, "if p * MR + MR <= OCG%d:", li);
-    LINE(5, "store(o -> %s%s)", dst, reg);
-    LINE(4, "else:");
-    LINE(5, "rows = arange(0, MR)");
-    LINE(5, "store(o -> %s%s, mask=lt(rows[:, None] + p * MR, OCG%d))", dst, reg, li);
+    gemm_epilogue(b, c, li, 4, dst,
+                  "[n, g * OCG%d + p * MR:g * OCG%d + p * MR + MR, q0 + j:q0 + j + NR]");
 }
 
 static void depthwise_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const char *src,
@@ -569,9 +556,5 @@ char *akg_conv_sketch(const akg_conv_spec *s)
             gemm_layer(b, c, li, src, dst);
     }
     akg_buf_puts(b, "}\n");
-    if (akg_buf_status(b)) {
-        akg_buf_free(b);
-        return NULL;
-    }
-    return akg_buf_steal(b);
+    return akg_buf_take(b);
 }

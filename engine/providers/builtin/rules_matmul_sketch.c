@@ -218,11 +218,7 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
         akg_buf_appendf(&b, "%s  store(add(cold, acc) -> %s)\n", tile_ind, creg);
     }
     akg_buf_puts(&b, "}\n");
-    if (akg_buf_status(&b)) {
-        akg_buf_free(&b);
-        return NULL;
-    }
-    return akg_buf_steal(&b);
+    return akg_buf_take(&b);
 }
 
 char *akg_matmul_gemv_sketch(const akg_matmul_spec *s)
@@ -252,11 +248,7 @@ char *akg_matmul_gemv_sketch(const akg_matmul_spec *s)
     akg_buf_puts(&b, "      acc = add(acc, mul(t, xt))\n");
     akg_buf_puts(&b, "    s = reduce_sum(acc, axis=1)\n");
     akg_buf_puts(&b, "    store(s -> y[r:r+ROWS])\n}\n");
-    if (akg_buf_status(&b)) {
-        akg_buf_free(&b);
-        return NULL;
-    }
-    return akg_buf_steal(&b);
+    return akg_buf_take(&b);
 }
 
 char *akg_matmul_rowscale_sketch(const akg_matmul_spec *s)
@@ -280,9 +272,5 @@ char *akg_matmul_rowscale_sketch(const akg_matmul_spec *s)
     akg_buf_puts(&b, "    t = alloc([ROWS, N])\n    load(b[r:r+ROWS, :] -> t)\n");
     akg_buf_puts(&b, "    @llm_hint(\"vectorize\", \"simd\")\n");
     akg_buf_puts(&b, "    store(mul(t, s) -> c[r:r+ROWS, :])\n}\n");
-    if (akg_buf_status(&b)) {
-        akg_buf_free(&b);
-        return NULL;
-    }
-    return akg_buf_steal(&b);
+    return akg_buf_take(&b);
 }

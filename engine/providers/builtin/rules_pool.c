@@ -193,11 +193,7 @@ static char *pool_sketch(const pool_spec *ps)
         akg_buf_appendf(&b, "%*sstore(div(acc, cast(count, f32)) -> y[r, %sq0:q0 + qw])\n}\n",
                         2 * d0, "", pre);
     }
-    if (akg_buf_status(&b)) {
-        akg_buf_free(&b);
-        return NULL;
-    }
-    return akg_buf_steal(&b);
+    return akg_buf_take(&b);
 }
 
 /* A boolean constructor argument (False when absent or unreadable). */
