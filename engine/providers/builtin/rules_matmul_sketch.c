@@ -38,6 +38,114 @@ static void batch_product(akg_buf *b, int n)
         akg_buf_appendf(b, " * Z%d", i);
 }
 
+/* The packed GEMM of one batch item (or of the whole product) at indentation ind: per NC
+ * columns and K slice B packed into panels, per balanced MB-row block A packed into panels,
+ * then MR x NR register tiles. par: the panel packing and the row blocks run in parallel. */
+static void gemm_body(akg_buf *b, const akg_matmul_spec *s, const char *ind, bool par, bool zloop,
+                      const char *zi, const char *zbi, const char *rows)
+{
+    akg_buf_appendf(b, "%sfor n0 in range(0, N, NC):\n", ind);
+    akg_buf_appendf(b, "%s  nc = min(NC, N - n0)\n", ind);
+    akg_buf_appendf(b, "%s  for k0 in range(0, K, KS):\n", ind);
+    akg_buf_appendf(b, "%s    kc = min(KS, K - k0)\n", ind);
+    akg_buf_appendf(b, "%s    # B's block, packed once%s\n", ind,
+                    par ? " by all threads and shared" : "");
+    akg_buf_appendf(b, "%s    pb = alloc([NC // NR, KC, NR], llm_hint=[\"slow\"])\n", ind);
+    if (par)
+        akg_buf_appendf(b, "%s    @llm_hint(\"parallel\", \"coreidx\")\n", ind);
+    akg_buf_appendf(b, "%s    for j in range(0, nc, NR):\n", ind);
+    if (s->trans_b) {
+        akg_buf_appendf(b, "%s      tb = alloc([NR, kc])\n", ind);
+        akg_buf_appendf(b, "%s      load(b[%sn0+j:n0+j+NR, k0:k0+kc] -> tb)\n", ind, zbi);
+        akg_buf_appendf(b, "%s      store(transpose(tb) -> pb[j // NR, 0:kc, :])\n", ind);
+    } else {
+        akg_buf_appendf(b, "%s      load(b[%sk0:k0+kc, n0+j:n0+j+NR] -> pb[j // NR, 0:kc, :])\n",
+                        ind, zbi);
+    }
+    if (par)
+        akg_buf_appendf(b, "%s    @llm_hint(\"parallel\", \"coreidx\")\n", ind);
+    akg_buf_appendf(b, "%s    for m0 in range(0, %s, MB):\n", ind, rows);
+    akg_buf_appendf(b, "%s      mc = min(MB, %s - m0)\n", ind, rows);
+    akg_buf_appendf(b, "%s      pa = alloc([MC // MR, KC, MR], llm_hint=[\"medium\"])\n", ind);
+    akg_buf_appendf(b, "%s      for i in range(0, mc, MR):\n", ind);
+    if (s->trans_a) {
+        akg_buf_appendf(b, "%s        load(a[%sk0:k0+kc, m0+i:m0+i+MR] -> pa[i // MR, 0:kc, :])\n",
+                        ind, zi);
+    } else {
+        akg_buf_appendf(b, "%s        ta = alloc([MR, kc])\n", ind);
+        akg_buf_appendf(b, "%s        load(a[%sm0+i:m0+i+MR, k0:k0+kc] -> ta)\n", ind, zi);
+        akg_buf_appendf(b, "%s        store(transpose(ta) -> pa[i // MR, 0:kc, :])\n", ind);
+    }
+    akg_buf_appendf(b, "%s      for j in range(0, nc, NR):\n", ind);
+    akg_buf_appendf(b, "%s        for i in range(0, mc, MR):\n", ind);
+    const char *in2 = "          ";
+    char cind[64];
+    snprintf(cind, sizeof cind, "%s%s", ind, in2);
+    const char *creg = zloop ? "c[z, m0+i:m0+i+MR, n0+j:n0+j+NR]" : "c[m0+i:m0+i+MR, n0+j:n0+j+NR]";
+    char tile_ind[80];
+    snprintf(tile_ind, sizeof tile_ind, "%s", cind);
+    if (s->tri) {
+        /* tril keeps n <= m + DG, triu keeps n >= m + DG (m, n: the row and column) */
+        const char *outside =
+            s->tri == 1 ? "n0 + j > m0 + i + MR - 1 + DG" : "n0 + j + NR - 1 < m0 + i + DG";
+        const char *inside =
+            s->tri == 1 ? "n0 + j + NR - 1 <= m0 + i + DG" : "n0 + j >= m0 + i + MR - 1 + DG";
+        akg_buf_appendf(b, "%sif %s:\n", cind, outside);
+        akg_buf_appendf(b, "%s  if k0 == 0:\n", cind);
+        akg_buf_appendf(b, "%s    store(fill([MR, NR], 0.0) -> %s)\n", cind, creg);
+        akg_buf_appendf(b, "%selse:\n", cind);
+        snprintf(tile_ind, sizeof tile_ind, "%s  ", cind);
+        akg_buf_appendf(b,
+                        "%sacc = alloc([MR, NR], llm_hint=[\"fastest\", \"accumulator\", "
+                        "\"init_zero\"])\n",
+                        tile_ind);
+        akg_buf_appendf(b, "%spa_i = alloc([kc, MR])\n%sload(pa[i // MR, 0:kc, :] -> pa_i)\n",
+                        tile_ind, tile_ind);
+        akg_buf_appendf(b, "%spb_j = alloc([kc, NR])\n%sload(pb[j // NR, 0:kc, :] -> pb_j)\n",
+                        tile_ind, tile_ind);
+        akg_buf_appendf(b,
+                        "%s@llm_hint(\"vectorize\", \"simd\", 8)\n%sgemm(pa_i, pb_j, acc, "
+                        "trans_a=True)\n",
+                        tile_ind, tile_ind);
+        /* the tile's value: this slice's product, plus what earlier slices stored */
+        akg_buf_appendf(b, "%sif %s:\n", tile_ind, inside);
+        akg_buf_appendf(b, "%s  if k0 == 0:\n%s    store(acc -> %s)\n%s  else:\n", tile_ind,
+                        tile_ind, creg, tile_ind);
+        akg_buf_appendf(b, "%s    cold = alloc([MR, NR])\n%s    load(%s -> cold)\n", tile_ind,
+                        tile_ind, creg);
+        akg_buf_appendf(b, "%s    store(add(cold, acc) -> %s)\n%selse:\n", tile_ind, creg,
+                        tile_ind);
+        akg_buf_appendf(b, "%s  cols = arange(0, NR)\n%s  rows = arange(0, MR)\n", tile_ind,
+                        tile_ind);
+        akg_buf_appendf(b,
+                        "%s  keep = %s(cols[None, :] + (n0 + j), rows[:, None] + (m0 + i + DG))\n",
+                        tile_ind, s->tri == 1 ? "le" : "ge");
+        akg_buf_appendf(b, "%s  if k0 == 0:\n%s    store(where(keep, acc, 0.0) -> %s)\n%s  else:\n",
+                        tile_ind, tile_ind, creg, tile_ind);
+        akg_buf_appendf(b, "%s    cold = alloc([MR, NR])\n%s    load(%s -> cold)\n", tile_ind,
+                        tile_ind, creg);
+        akg_buf_appendf(b, "%s    store(where(keep, add(cold, acc), 0.0) -> %s)\n", tile_ind, creg);
+    } else {
+        akg_buf_appendf(b,
+                        "%sacc = alloc([MR, NR], llm_hint=[\"fastest\", \"accumulator\", "
+                        "\"init_zero\"])\n",
+                        tile_ind);
+        akg_buf_appendf(b, "%spa_i = alloc([kc, MR])\n%sload(pa[i // MR, 0:kc, :] -> pa_i)\n",
+                        tile_ind, tile_ind);
+        akg_buf_appendf(b, "%spb_j = alloc([kc, NR])\n%sload(pb[j // NR, 0:kc, :] -> pb_j)\n",
+                        tile_ind, tile_ind);
+        akg_buf_appendf(b,
+                        "%s@llm_hint(\"vectorize\", \"simd\", 8)\n%sgemm(pa_i, pb_j, acc, "
+                        "trans_a=True)\n",
+                        tile_ind, tile_ind);
+        akg_buf_appendf(b, "%sif k0 == 0:\n%s  store(acc -> %s)\n%selse:\n", tile_ind, tile_ind,
+                        creg, tile_ind);
+        akg_buf_appendf(b, "%s  cold = alloc([MR, NR])\n%s  load(%s -> cold)\n", tile_ind, tile_ind,
+                        creg);
+        akg_buf_appendf(b, "%s  store(add(cold, acc) -> %s)\n", tile_ind, creg);
+    }
+}
+
 char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
 {
     akg_buf b;
@@ -63,7 +171,7 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
                         "# %s: tiles entirely outside the triangle are stored as zeros, tiles "
                         "the diagonal cuts are masked.\n",
                         s->tri == 1 ? "tril" : "triu");
-    akg_buf_appendf(&b, "sketch %s {\n  symbols: M, N, K, KS", s->name);
+    akg_buf_appendf(&b, "sketch %s {\n  symbols: M, N, K, KS, MB", s->name);
     if (fold)
         akg_buf_puts(&b, ", R");
     if (zloop)
@@ -82,8 +190,8 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
     akg_buf_appendf(
         &b,
         "  constexpr: MR = tune(%ld, 4), NR = tune(%ld, 8, 24), KC = tune(%ld, 128, 384), "
-        "MC = tune(%ld, 48, 144), NC = tune(%ld, 512, 2048);\n",
-        s->mr, s->nr, s->kc, s->mc, s->nc);
+        "MC = tune(%ld, 48, 144), NC = tune(%ld, 512, 2048)%s;\n",
+        s->mr, s->nr, s->kc, s->mc, s->nc, zloop ? ", ZB = tune(8, 4, 16)" : "");
     /* binding */
     akg_buf_appendf(&b, "  bind: a = input(\"%s\", [", s->a_name);
     dims(&b, "Z", nbatch);
@@ -103,7 +211,12 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
         akg_buf_puts(&b, ", Z = ");
         batch_product(&b, nbatch);
     }
-    akg_buf_puts(&b, ", KS = ceil(K, max(1, ceil(K, KC)))\n  bind: c = output(0, [");
+    /* balanced slices of K and row blocks (rounded up to MR) of at most KC and MC */
+    akg_buf_appendf(
+        &b,
+        ", KS = ceil(K, max(1, ceil(K, KC))), MB = ceil(ceil(%s, max(1, ceil(%s, MC))), "
+        "MR) * MR\n  bind: c = output(0, [",
+        rows, rows);
     dims(&b, "Z", nbatch);
     akg_buf_appendf(&b, "%sM, N])", nbatch ? ", " : "");
     if (s->tri) {
@@ -113,109 +226,16 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
             akg_buf_appendf(&b, ", DG = %ld", s->diag);
     }
     akg_buf_puts(&b, "\n\n");
-    const char *ind = "  ";
     if (zloop) {
-        akg_buf_puts(&b, "  for z in range(0, Z):\n");
-        ind = "    ";
-    }
-    akg_buf_appendf(&b, "%sfor n0 in range(0, N, NC):\n", ind);
-    akg_buf_appendf(&b, "%s  nc = min(NC, N - n0)\n", ind);
-    akg_buf_appendf(&b, "%s  for k0 in range(0, K, KS):\n", ind);
-    akg_buf_appendf(&b, "%s    kc = min(KS, K - k0)\n", ind);
-    akg_buf_appendf(&b, "%s    # B's block, packed once by all threads and shared\n", ind);
-    akg_buf_appendf(&b, "%s    pb = alloc([NC // NR, KC, NR], llm_hint=[\"slow\"])\n", ind);
-    akg_buf_appendf(&b, "%s    @llm_hint(\"parallel\", \"coreidx\")\n", ind);
-    akg_buf_appendf(&b, "%s    for j in range(0, nc, NR):\n", ind);
-    if (s->trans_b) {
-        akg_buf_appendf(&b, "%s      tb = alloc([NR, kc])\n", ind);
-        akg_buf_appendf(&b, "%s      load(b[%sn0+j:n0+j+NR, k0:k0+kc] -> tb)\n", ind, zbi);
-        akg_buf_appendf(&b, "%s      store(transpose(tb) -> pb[j // NR, 0:kc, :])\n", ind);
+        /* enough batch items: one whole item per task, its panels its own; fewer: the
+         * threads share each item */
+        akg_buf_puts(&b, "  if Z >= ZB:\n    @llm_hint(\"parallel\", \"coreidx\")\n"
+                         "    for z in range(0, Z):\n");
+        gemm_body(&b, s, "      ", false, zloop, zi, zbi, rows);
+        akg_buf_puts(&b, "  else:\n    for z in range(0, Z):\n");
+        gemm_body(&b, s, "      ", true, zloop, zi, zbi, rows);
     } else {
-        akg_buf_appendf(&b, "%s      load(b[%sk0:k0+kc, n0+j:n0+j+NR] -> pb[j // NR, 0:kc, :])\n",
-                        ind, zbi);
-    }
-    akg_buf_appendf(&b, "%s    @llm_hint(\"parallel\", \"coreidx\")\n", ind);
-    akg_buf_appendf(&b, "%s    for m0 in range(0, %s, MC):\n", ind, rows);
-    akg_buf_appendf(&b, "%s      mc = min(MC, %s - m0)\n", ind, rows);
-    akg_buf_appendf(&b, "%s      pa = alloc([MC // MR, KC, MR], llm_hint=[\"medium\"])\n", ind);
-    akg_buf_appendf(&b, "%s      for i in range(0, mc, MR):\n", ind);
-    if (s->trans_a) {
-        akg_buf_appendf(&b, "%s        load(a[%sk0:k0+kc, m0+i:m0+i+MR] -> pa[i // MR, 0:kc, :])\n",
-                        ind, zi);
-    } else {
-        akg_buf_appendf(&b, "%s        ta = alloc([MR, kc])\n", ind);
-        akg_buf_appendf(&b, "%s        load(a[%sm0+i:m0+i+MR, k0:k0+kc] -> ta)\n", ind, zi);
-        akg_buf_appendf(&b, "%s        store(transpose(ta) -> pa[i // MR, 0:kc, :])\n", ind);
-    }
-    akg_buf_appendf(&b, "%s      for j in range(0, nc, NR):\n", ind);
-    akg_buf_appendf(&b, "%s        for i in range(0, mc, MR):\n", ind);
-    const char *in2 = "          ";
-    char cind[64];
-    snprintf(cind, sizeof cind, "%s%s", ind, in2);
-    const char *creg = zloop ? "c[z, m0+i:m0+i+MR, n0+j:n0+j+NR]" : "c[m0+i:m0+i+MR, n0+j:n0+j+NR]";
-    char tile_ind[80];
-    snprintf(tile_ind, sizeof tile_ind, "%s", cind);
-    if (s->tri) {
-        /* tril keeps n <= m + DG, triu keeps n >= m + DG (m, n: the row and column) */
-        const char *outside =
-            s->tri == 1 ? "n0 + j > m0 + i + MR - 1 + DG" : "n0 + j + NR - 1 < m0 + i + DG";
-        const char *inside =
-            s->tri == 1 ? "n0 + j + NR - 1 <= m0 + i + DG" : "n0 + j >= m0 + i + MR - 1 + DG";
-        akg_buf_appendf(&b, "%sif %s:\n", cind, outside);
-        akg_buf_appendf(&b, "%s  if k0 == 0:\n", cind);
-        akg_buf_appendf(&b, "%s    store(fill([MR, NR], 0.0) -> %s)\n", cind, creg);
-        akg_buf_appendf(&b, "%selse:\n", cind);
-        snprintf(tile_ind, sizeof tile_ind, "%s  ", cind);
-        akg_buf_appendf(&b,
-                        "%sacc = alloc([MR, NR], llm_hint=[\"fastest\", \"accumulator\", "
-                        "\"init_zero\"])\n",
-                        tile_ind);
-        akg_buf_appendf(&b, "%spa_i = alloc([kc, MR])\n%sload(pa[i // MR, 0:kc, :] -> pa_i)\n",
-                        tile_ind, tile_ind);
-        akg_buf_appendf(&b, "%spb_j = alloc([kc, NR])\n%sload(pb[j // NR, 0:kc, :] -> pb_j)\n",
-                        tile_ind, tile_ind);
-        akg_buf_appendf(&b,
-                        "%s@llm_hint(\"vectorize\", \"simd\", 8)\n%sgemm(pa_i, pb_j, acc, "
-                        "trans_a=True)\n",
-                        tile_ind, tile_ind);
-        /* the tile's value: this slice's product, plus what earlier slices stored */
-        akg_buf_appendf(&b, "%sif %s:\n", tile_ind, inside);
-        akg_buf_appendf(&b, "%s  if k0 == 0:\n%s    store(acc -> %s)\n%s  else:\n", tile_ind,
-                        tile_ind, creg, tile_ind);
-        akg_buf_appendf(&b, "%s    cold = alloc([MR, NR])\n%s    load(%s -> cold)\n", tile_ind,
-                        tile_ind, creg);
-        akg_buf_appendf(&b, "%s    store(add(cold, acc) -> %s)\n%selse:\n", tile_ind, creg,
-                        tile_ind);
-        akg_buf_appendf(&b, "%s  cols = arange(0, NR)\n%s  rows = arange(0, MR)\n", tile_ind,
-                        tile_ind);
-        akg_buf_appendf(&b,
-                        "%s  keep = %s(cols[None, :] + (n0 + j), rows[:, None] + (m0 + i + DG))\n",
-                        tile_ind, s->tri == 1 ? "le" : "ge");
-        akg_buf_appendf(&b,
-                        "%s  if k0 == 0:\n%s    store(where(keep, acc, 0.0) -> %s)\n%s  else:\n",
-                        tile_ind, tile_ind, creg, tile_ind);
-        akg_buf_appendf(&b, "%s    cold = alloc([MR, NR])\n%s    load(%s -> cold)\n", tile_ind,
-                        tile_ind, creg);
-        akg_buf_appendf(&b, "%s    store(where(keep, add(cold, acc), 0.0) -> %s)\n", tile_ind,
-                        creg);
-    } else {
-        akg_buf_appendf(&b,
-                        "%sacc = alloc([MR, NR], llm_hint=[\"fastest\", \"accumulator\", "
-                        "\"init_zero\"])\n",
-                        tile_ind);
-        akg_buf_appendf(&b, "%spa_i = alloc([kc, MR])\n%sload(pa[i // MR, 0:kc, :] -> pa_i)\n",
-                        tile_ind, tile_ind);
-        akg_buf_appendf(&b, "%spb_j = alloc([kc, NR])\n%sload(pb[j // NR, 0:kc, :] -> pb_j)\n",
-                        tile_ind, tile_ind);
-        akg_buf_appendf(&b,
-                        "%s@llm_hint(\"vectorize\", \"simd\", 8)\n%sgemm(pa_i, pb_j, acc, "
-                        "trans_a=True)\n",
-                        tile_ind, tile_ind);
-        akg_buf_appendf(&b, "%sif k0 == 0:\n%s  store(acc -> %s)\n%selse:\n", tile_ind, tile_ind,
-                        creg, tile_ind);
-        akg_buf_appendf(&b, "%s  cold = alloc([MR, NR])\n%s  load(%s -> cold)\n", tile_ind,
-                        tile_ind, creg);
-        akg_buf_appendf(&b, "%s  store(add(cold, acc) -> %s)\n", tile_ind, creg);
+        gemm_body(&b, s, "  ", true, zloop, zi, zbi, rows);
     }
     akg_buf_puts(&b, "}\n");
     return akg_buf_take(&b);
