@@ -332,7 +332,7 @@ static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const c
     LINE(4, "for tp in range(0, KD%d * KH%d * KW%d):", li, li, li);
     /* without a padded copy the taps read the input itself: what falls in the padding
      * loads as zeros */
-    char ow[16] = "", oh[16] = "", od[16] = "";
+    char ow[24] = "", oh[24] = "", od[24] = "";
     if (!c->padded) {
         snprintf(ow, sizeof ow, " - PW%d", li);
         snprintf(oh, sizeof oh, " - PH%d", li);
