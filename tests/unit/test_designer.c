@@ -113,6 +113,7 @@ int main(void)
         CHECK_CONTAINS(k.kernel_source, "extern \"C\" int akg_kernel(");
         CHECK_CONTAINS(k.kernel_source, "#pragma omp parallel");
         CHECK_CONTAINS(k.kernel_source, "#pragma omp simd");
+        CHECK(strstr(k.kernel_source, "_mm256_stream") == NULL); /* plain stores */
         CHECK_CONTAINS(k.model_new_source, "def __init__(self, slope):");
         CHECK_CONTAINS(k.model_new_source, "self._akg_init[\"slope\"]");
         akg_kernel_files_free(&k);
@@ -166,7 +167,11 @@ int main(void)
             sk = parse_checked(e.data);
             CHECK(sk && emit(sk, &r, 0, &k, err, sizeof err) == AKG_OK);
             if (sk) {
-                CHECK_CONTAINS(k.kernel_source, "_mm256_stream_ps(");
+                /* the output's rows are written a vector at a time by streaming stores (when
+                 * the output is large), and each thread fences them at the end of the region */
+                CHECK_CONTAINS(k.kernel_source, "_mm256_stream_ps(T_");
+                CHECK_CONTAINS(k.kernel_source, "#include <immintrin.h>");
+                CHECK_CONTAINS(k.kernel_source, "_mm_sfence();");
                 akg_kernel_files_free(&k);
             }
             akg_sketch_free(sk);

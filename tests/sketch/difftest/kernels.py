@@ -26,7 +26,28 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-CXX_FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17"]
+# The product's compiler flags (``compiler.flags`` of the C++ backend's config.yaml, a one-line YAML
+# list), so that kernels are tested as they are built (-fno-trapping-math and -fno-math-errno change
+# what GCC if-converts and vectorises); the defaults below when the file cannot be read.
+CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "backends", "cpu",
+                      "cpp", "config.yaml")
+DEFAULT_CXX_FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17"]
+
+
+def product_flags(path: str = CONFIG) -> List[str]:
+    """``compiler.flags`` of config.yaml, or the defaults when it has none."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return list(DEFAULT_CXX_FLAGS)
+    m = re.search(r"^\s*flags:\s*\[([^\]]*)\]", text, re.MULTILINE)
+    if not m:
+        return list(DEFAULT_CXX_FLAGS)
+    return [x.strip().strip("'\"") for x in m.group(1).split(",") if x.strip()]
+
+
+CXX_FLAGS = product_flags()
 _INCLUDE_RE = re.compile(r"^\s*#\s*include\b.*$")
 _PRAGMA_ONCE_RE = re.compile(r"^\s*#\s*pragma\s+once\b.*$")
 

@@ -44,6 +44,7 @@ typedef struct {
     bool known;    /* a compile-time constant */
     int64_t k;     /* its value when known */
     bool varies;   /* depends on a loop variable */
+    int64_t ub;    /* a known upper bound (> 0) when not known itself, else 0 */
 } lw_dim;
 
 typedef enum { LV_TENSOR = 1, LV_BUF, LV_VIEW, LV_EXPR, LV_SCALAR } lw_kind;
@@ -80,7 +81,7 @@ struct lw_val {
     bool reg;                      /* a register array of vectors (fastest GEMM accumulator) */
     int64_t vw;                    /* reg: lanes per vector */
     bool is_output;                /* TENSOR: stored to by the sketch */
-    bool stable;                   /* storage a loop or if writes into (see lw_stmt.c) */
+    bool stable;                   /* storage a loop or if writes into (see lw_scope.c) */
     const char *owner;             /* stable: the name whose storage it is */
     bool identity;                 /* VIEW: the whole base, element for element */
 
@@ -88,6 +89,7 @@ struct lw_val {
     lw_val *base;                  /* a TENSOR or BUF */
     const char *bstart[LW_MAXR];   /* per base dim: first index (C++ text) */
     const char *bstep[LW_MAXR];    /* per base dim: step; NULL for an integer index */
+    bool bstart_nonneg[LW_MAXR];   /* per base dim: the first index is known >= 0 */
     int tile_of_bdim[LW_MAXR];     /* per base dim: the tile dim it runs along, or -1 */
     const char *other;             /* value outside the base (C++ literal) */
     lw_val *mask;                  /* element mask (bool value), or NULL */
@@ -107,6 +109,9 @@ struct lw_val {
     bool precise;                  /* libm maths for this computation */
     bool simd;                     /* computed under a vectorize hint */
     int64_t simdlen;               /* its vector width, 0 when none is given */
+    lw_val *keep;                  /* a buffer of its shape its first consumer fills as it
+                                      computes it (the value is read again later), or NULL */
+    bool keep_filled;              /* keep holds every element: reads read it */
 
     /* SCALAR */
     const char *c;                 /* C++ expression */
@@ -114,6 +119,10 @@ struct lw_val {
     bool loopvar;                  /* depends on a loop variable */
     const char *upper;             /* a loop variable: the loop's stop (C++ text), when its
                                       start is >= 0 and its step positive */
+    int64_t ub;                    /* an integer known to be at most ub (> 0), else 0 */
+    bool literal;                  /* a float number of the sketch (fval): written in the type
+                                      of the computation it joins (retyped, not converted) */
+    double fval;
 };
 
 typedef struct lw_name {
@@ -157,12 +166,34 @@ typedef struct lw_ctx {
     struct lw_heap { const char *name; struct lw_heap *next; } *heap; /* to free, innermost first */
     lw_val *gemm_in_place;  /* the accumulator a gemm statement may update in place */
     size_t n_heap;
-    void *uses;          /* the use analysis (lw_stmt.c) */
+    void *uses;          /* the innermost block being lowered (lw_frame, lw_stmt.h) */
     /* A dry run of a loop or if (its code discarded) to learn the value a name it binds
-     * has at the end of one of its blocks (lw_stmt.c, probe) */
+     * has at the end of one of its blocks (lw_scope.c, probe) */
     bool dry;
     const char *probe_name;
     lw_val *probe_val;
+    /* Streaming stores: the store being lowered asks for them ("nontemporal"); the kernel
+     * uses them (it includes the intrinsics); the parallel region being emitted (an id) and
+     * the last one whose teardown already has the store fence. */
+    bool nontemporal;
+    bool uses_stream;
+    bool fence_at_end;   /* a streamed store outside parallel regions: fence before returning */
+    int region;
+    int fenced_region;
+    /* The domain that the consumer being emitted computes whole (its every element, once or
+     * more): computed values with a keep buffer of that shape are written into it
+     * (keep_rank < 0: none), and those written since the consumer began. */
+    int keep_rank;
+    const lw_dim *keep_dom;
+    lw_val *keep_written[32];
+    int n_keep_written;
+    /* Reductions computed ahead with their siblings (lw_reduce_siblings): the call and its
+     * result, taken when the call's statement is lowered. */
+    struct lw_prered { const akg_sketch_expr *call; lw_val *out; } prered[8];
+    int n_prered;
+    /* The narrowest and widest vector width (bits) a vectorize hint asks for in the kernel
+     * (0: none asked): the compiler's preferred width is set from them (cpp_lower.c). */
+    int width_min, width_max;
 } lw_ctx;
 
 /* ---- lw_core.c: arena, errors, emission, names, C++ types ---- */
@@ -176,6 +207,10 @@ lw_val *lw_new(lw_ctx *L, lw_kind kind);
 const char *lw_ctype(akg_dtype dt);     /* storage type: "float", "double", "int32_t", ... */
 const char *lw_comptype(akg_dtype dt);  /* computation type: float for f16/bf16 */
 bool lw_is_float(akg_dtype dt);
+/* Bits of one element of dt's computation type. */
+int lw_comp_bits(akg_dtype dt);
+/* Records that a vectorize hint asks for `lanes` lanes of `bits`-bit elements. */
+void lw_note_width(lw_ctx *L, int64_t lanes, int bits);
 lw_dim lw_dim_const(lw_ctx *L, int64_t k);
 lw_dim lw_dim_text(lw_ctx *L, const char *c);
 bool lw_dim_equal(lw_dim a, lw_dim b);
@@ -199,6 +234,9 @@ lw_dim lw_index_dim(lw_ctx *L, const akg_sketch_expr *e);
 /* Whether an integer expression is known non-negative (sizes, loop variables
  * of ranges starting at >= 0, constants >= 0, and sums/products of those). */
 bool lw_index_nonneg(lw_ctx *L, const akg_sketch_expr *e);
+/* An upper bound of an integer expression (`min(BM, M - i)` is at most BM), or 0 (none known:
+ * bounds are positive). */
+int64_t lw_index_upper(lw_ctx *L, const akg_sketch_expr *e);
 
 /* ---- lw_value.c: element access, views ---- */
 /* Forgets the element temporaries (a new loop body starts). */
@@ -228,6 +266,18 @@ bool lw_view_range(lw_ctx *L, lw_val *v, int d, const char **lo, const char **hi
 void lw_broadcast_idx(lw_ctx *L, const lw_val *out_shape_owner, const lw_val *a,
                       const char *const *idx, const char **aidx);
 
+/* Consumers that compute every element of their domain (stores without clipping,
+ * materialisations, reductions) bracket their loops with these: a computed value read again
+ * later (lw_val.keep) is written into its buffer on the way, and read from it afterwards. */
+typedef struct {
+    int rank;
+    const lw_dim *dom;
+    int mark;
+} lw_keep_scope;
+void lw_keep_begin(lw_ctx *L, lw_keep_scope *save, int rank, const lw_dim *dom);
+/* complete: the loops ran over the whole domain (else what they wrote is not relied on). */
+void lw_keep_end(lw_ctx *L, const lw_keep_scope *save, bool complete);
+
 /* ---- lw_loops.c: loop nests ---- */
 typedef struct lw_nest lw_nest;
 /* Emits a loop nest over dims [0, ext[d]) of a domain of rank R, with index
@@ -237,15 +287,21 @@ typedef struct lw_nest lw_nest;
  * or hold NULL entries) restrict the iteration (stores). simd marks the
  * innermost loop `omp simd` (unless safe mode). */
 typedef void (*lw_body_fn)(lw_ctx *L, void *user, const char *const *idx, bool guarded);
+/* Emits code before the innermost loop of a nest over [lo, hi) of index idx[rank - 1] (the
+ * outer indices are set) that runs some first part of it (streaming stores, lw_store.c);
+ * returns the C++ variable where the nest's own loop starts then, or NULL (nothing done). */
+typedef const char *(*lw_inner_fn)(lw_ctx *L, void *user, const char *const *idx,
+                                   const char *lo, const char *hi);
 void lw_emit_nest(lw_ctx *L, int rank, const lw_dim *ext, const char *const *clip_lo,
                   const char *const *clip_hi, lw_val *const *reads, int n_reads, bool simd,
                   lw_body_fn body, void *user);
 /* The same where the clip of some dims came from a view range [raw_lo, raw_hi) (a store's
- * target): views of the very same range need no split along those dims. */
+ * target): views of the very same range need no split along those dims. inner (may be NULL)
+ * starts the innermost loops but the guarded edges of the innermost dim's split. */
 void lw_emit_nest_raw(lw_ctx *L, int rank, const lw_dim *ext, const char *const *clip_lo,
                       const char *const *clip_hi, const char *const *raw_lo,
                       const char *const *raw_hi, lw_val *const *reads, int n_reads, bool simd,
-                      lw_body_fn body, void *user);
+                      lw_body_fn body, lw_inner_fn inner, void *user);
 /* A nest over the leading `rank` dims of every value in `reads` (the outer loops of a
  * reduction or scan, whose body runs an inner nest over the remaining dims). */
 void lw_emit_nest_outer(lw_ctx *L, int rank, const lw_dim *ext, lw_val *const *reads,
@@ -293,13 +349,20 @@ void lw_set_strides(lw_ctx *L, lw_val *b);
 lw_val *lw_value_of(lw_ctx *L, const akg_sketch_expr *e);
 /* Whether e is an integer expression of scalars only (indices, symbols, loop variables). */
 bool lw_is_index_expr(lw_ctx *L, const akg_sketch_expr *e);
+/* Computes the reduction calls (reduce_sum(x, axis=...) ...), each from a later statement of a
+ * run whose operands the run does not change, in one loop nest when their operands have one
+ * shape and they reduce the same trailing axes; each call's statement then takes its result.
+ * false, with nothing emitted, when they do not fit one nest. */
+bool lw_reduce_siblings(lw_ctx *L, const akg_sketch_expr *const *calls, int n);
 lw_val *lw_scalar(lw_ctx *L, akg_dtype dt, const char *c);
+/* A float number of the sketch (f32 until it joins a computation of another type). */
+lw_val *lw_float_scalar(lw_ctx *L, double v);
 lw_val *lw_elementwise(lw_ctx *L, const char *name, lw_val *const *args, int n);
 lw_val *lw_cast(lw_ctx *L, lw_val *x, akg_dtype dt);
 /* A new buffer holding v's elements. */
 lw_val *lw_copy_to_buffer(lw_ctx *L, lw_val *v);
 
-/* ---- lw_stmt.c ---- */
+/* ---- lw_stmt.c (and lw_names.c, lw_scope.c, lw_control.c: lw_stmt.h) ---- */
 void lw_lower_body(lw_ctx *L);
 /* Whether `name` may be read after the statement being lowered. */
 bool lw_is_live(lw_ctx *L, const char *name);
@@ -307,10 +370,11 @@ bool lw_is_live(lw_ctx *L, const char *name);
 /* ---- lw_tile.c: reductions, scans, gemm, gather, softmax, transpose ---- */
 lw_val *lw_reduce(lw_ctx *L, const char *op, lw_val *x, const int *axes, int n_axes,
                   bool keepdim);
-/* The same; when keep is given and x is a lazy computation, x's elements are also written
- * into a new buffer, returned in *keep (x is read again later: computed once). */
-lw_val *lw_reduce_keep(lw_ctx *L, const char *op, lw_val *x, const int *axes, int n_axes,
-                       bool keepdim, lw_val **keep);
+/* Sibling reductions: outs[i] = ops[i](xs[i]) over the same axes of values of one shape, in one
+ * loop nest (each element of a tile both read is loaded once). Only where the reduced axes are
+ * the trailing ones and no op is an argmax/argmin; false, with nothing emitted, otherwise. */
+bool lw_reduce_group(lw_ctx *L, const char *const *ops, lw_val *const *xs, int n,
+                     const int *axes, int n_axes, bool keepdim, lw_val **outs);
 lw_val *lw_scan(lw_ctx *L, const char *op, lw_val *x, int axis, bool reverse, bool exclusive);
 lw_val *lw_gather(lw_ctx *L, lw_val *x, lw_val *index, int axis);
 /* The C++ condition under which the whole tile of view v lies inside its base (NULL: always;

@@ -174,16 +174,40 @@ bool lw_is_float(akg_dtype dt)
            dt == AKG_DTYPE_F64 || dt == AKG_DTYPE_UNKNOWN;
 }
 
+int lw_comp_bits(akg_dtype dt)
+{
+    switch (dt) {
+    case AKG_DTYPE_F64:
+    case AKG_DTYPE_I64: return 64;
+    case AKG_DTYPE_I16: return 16;
+    case AKG_DTYPE_BOOL:
+    case AKG_DTYPE_I8:
+    case AKG_DTYPE_U8: return 8;
+    default: return 32; /* f32, i32, and f16/bf16 computed in float */
+    }
+}
+
+void lw_note_width(lw_ctx *L, int64_t lanes, int bits)
+{
+    if (lanes <= 0 || lanes > 1024)
+        return;
+    int w = (int)lanes * bits;
+    if (!L->width_min || w < L->width_min)
+        L->width_min = w;
+    if (w > L->width_max)
+        L->width_max = w;
+}
+
 lw_dim lw_dim_const(lw_ctx *L, int64_t k)
 {
-    lw_dim d = {lw_strf(L, "%lld", (long long)k), true, k, false};
+    lw_dim d = {lw_strf(L, "%lld", (long long)k), true, k, false, 0};
     return d;
 }
 
 lw_dim lw_dim_text(lw_ctx *L, const char *c)
 {
     (void)L;
-    lw_dim d = {c, false, 0, false};
+    lw_dim d = {c, false, 0, false, 0};
     return d;
 }
 

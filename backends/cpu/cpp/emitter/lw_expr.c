@@ -30,6 +30,16 @@ lw_val *lw_scalar(lw_ctx *L, akg_dtype dt, const char *c)
     return scalar(L, dt, c);
 }
 
+lw_val *lw_float_scalar(lw_ctx *L, double v)
+{
+    lw_val *s = scalar(L, AKG_DTYPE_F32, lw_float_lit(L, v, "float"));
+    if (s) {
+        s->literal = true;
+        s->fval = v;
+    }
+    return s;
+}
+
 static bool is_int(akg_dtype dt)
 {
     return !lw_is_float(dt) && dt != AKG_DTYPE_BOOL;
@@ -55,12 +65,26 @@ static akg_dtype promote(const lw_val *a, const lw_val *b)
     return AKG_DTYPE_I64;
 }
 
-/* A scalar operand in the type of the computation it joins. */
+/* A scalar operand in the type of the computation it joins: a number of the sketch is
+ * written as a literal of that type (`0.5f` in a float computation: a double literal would
+ * make the whole expression double). */
 static lw_val *retype(lw_ctx *L, lw_val *s, akg_dtype dt)
 {
-    if (!s || s->kind != LV_SCALAR || s->dt == dt)
+    if (!s || s->kind != LV_SCALAR)
         return s;
     const char *ct = lw_comptype(dt);
+    if (s->literal) {
+        if (!strcmp(ct, "bool"))
+            return scalar(L, dt, s->fval != 0 ? "true" : "false");
+        lw_val *r = scalar(L, dt, lw_float_lit(L, s->fval, ct));
+        if (r && lw_is_float(dt)) {
+            r->literal = true;
+            r->fval = s->fval;
+        }
+        return r;
+    }
+    if (s->dt == dt)
+        return s;
     return scalar(L, dt, lw_strf(L, "((%s)(%s))", ct, s->c));
 }
 
@@ -135,6 +159,8 @@ lw_val *lw_elementwise(lw_ctx *L, const char *name, lw_val *const *args, int n)
             *c = *a;
             c->kind = LV_EXPR;
             c->id = ++L->next_id;
+            c->keep = NULL;
+            c->keep_filled = false;
             c->op = lw_op_find("cast");
             c->nargs = 1;
             c->arg[0] = a;
@@ -163,6 +189,8 @@ lw_val *lw_cast(lw_ctx *L, lw_val *x, akg_dtype dt)
 {
     if (!x)
         return NULL;
+    if (x->kind == LV_SCALAR && x->literal && (dt == AKG_DTYPE_F32 || dt == AKG_DTYPE_F64))
+        return retype(L, x, dt); /* a number of the sketch: a literal of that type */
     if (x->kind == LV_SCALAR)
         return scalar(L, dt, lw_strf(L, "akg_cvt<%s>(%s)", lw_comptype(dt), x->c));
     lw_val *v = lw_new(L, LV_EXPR);
@@ -250,6 +278,9 @@ static lw_val *shape_fill(lw_ctx *L, const akg_sketch_expr *list, lw_val *value,
 
 static lw_val *reduce_call(lw_ctx *L, const char *f, const akg_sketch_expr *e)
 {
+    for (int i = 0; i < L->n_prered; i++)
+        if (L->prered[i].call == e)
+            return L->prered[i].out;
     const akg_sketch_expr *xe = arg_at(e, 0, "x", NULL);
     lw_val *x = lw_value_of(L, xe);
     if (!x)
@@ -266,16 +297,59 @@ static lw_val *reduce_call(lw_ctx *L, const char *f, const akg_sketch_expr *e)
     }
     bool keep = bool_kwarg(L, e, "keepdim", true);
     const char *op = !strcmp(f, "reduce_argmax") ? "argmax" : f;
-    /* a named computation read again later is kept while it is reduced (computed once) */
-    if (akg_sketch_expr_get_kind(xe) == AKG_SKETCH_EXPR_NAME && x->kind == LV_EXPR &&
-        lw_is_live(L, akg_sketch_expr_text(xe))) {
-        lw_val *kept = NULL;
-        lw_val *r = lw_reduce_keep(L, op, x, axes, n, keep, &kept);
-        if (kept)
-            lw_bind(L, akg_sketch_expr_text(xe), kept);
-        return r;
-    }
     return lw_reduce(L, op, x, axes, n, keep);
+}
+
+bool lw_reduce_siblings(lw_ctx *L, const akg_sketch_expr *const *calls, int n)
+{
+    if (n < 2 || n > 8 || L->n_prered + n > 8)
+        return false;
+    const char *ops[8];
+    lw_val *xs[8], *outs[8];
+    int axes[LW_MAXR], n_axes = 0;
+    bool keep = true;
+    char *axis_text = NULL;
+    bool same = true;
+    for (int i = 0; i < n && same; i++) {
+        const akg_sketch_expr *e = calls[i];
+        const char *f = akg_sketch_expr_text(e);
+        ops[i] = f;
+        const akg_sketch_expr *ax = arg_at(e, 1, "axis", "dim");
+        char *t = ax ? akg_sketch_expr_to_string(ax) : NULL;
+        bool k = bool_kwarg(L, e, "keepdim", true);
+        if (i == 0) {
+            axis_text = t;
+            keep = k;
+        } else {
+            same = k == keep && ((!t && !axis_text) || (t && axis_text && !strcmp(t, axis_text)));
+            free(t);
+        }
+    }
+    if (!same || !lw_ok(L)) {
+        free(axis_text);
+        return false;
+    }
+    free(axis_text);
+    for (int i = 0; i < n; i++) {
+        xs[i] = lw_value_of(L, arg_at(calls[i], 0, "x", NULL));
+        if (!xs[i] || xs[i]->kind == LV_SCALAR || xs[i]->rank != xs[0]->rank)
+            return false;
+    }
+    const akg_sketch_expr *ax = arg_at(calls[0], 1, "axis", "dim");
+    if (ax && akg_sketch_expr_get_kind(ax) == AKG_SKETCH_EXPR_LIST) {
+        for (size_t i = 0; i < akg_sketch_expr_item_count(ax) && n_axes < LW_MAXR; i++)
+            axes[n_axes++] = axis_value(L, akg_sketch_expr_item(ax, i), xs[0]->rank);
+    } else if (ax && akg_sketch_expr_get_kind(ax) != AKG_SKETCH_EXPR_NONE) {
+        axes[n_axes++] = axis_value(L, ax, xs[0]->rank);
+    }
+    if (!lw_ok(L) || !lw_reduce_group(L, ops, xs, n, axes, n_axes, keep, outs))
+        return false;
+    for (int i = 0; i < n; i++) {
+        L->prered[L->n_prered].call = calls[i];
+        L->prered[L->n_prered].out = outs[i];
+        L->n_prered++;
+    }
+    return true;
 }
 
 static lw_val *softmax_call(lw_ctx *L, const char *f, const akg_sketch_expr *e)
@@ -461,7 +535,7 @@ static lw_val *call_value(lw_ctx *L, const akg_sketch_expr *e)
             if (ae) {
                 args[i] = lw_value_of(L, ae);
             } else if (lw_op_default(op, i)) {
-                args[i] = scalar(L, AKG_DTYPE_F32, lw_op_default(op, i));
+                args[i] = lw_float_scalar(L, strtod(lw_op_default(op, i), NULL));
             } else {
                 return lw_fail(L, "%s() is missing its operand %d", f, i + 1), NULL;
             }
@@ -541,13 +615,19 @@ lw_val *lw_value_of(lw_ctx *L, const akg_sketch_expr *e)
         int64_t v;
         const char *c = lw_index(L, e, &k, &v);
         lw_val *s = scalar(L, AKG_DTYPE_I64, c);
-        if (s)
+        if (s) {
             s->nonneg = lw_index_nonneg(L, e);
+            s->ub = k ? 0 : lw_index_upper(L, e);
+            /* `a % D` of non-negative operands is below D (indexes a dim of extent D) */
+            if (s->nonneg && akg_sketch_expr_get_kind(e) == AKG_SKETCH_EXPR_BINARY &&
+                !strcmp(akg_sketch_expr_text(e), "%"))
+                s->upper = lw_index(L, akg_sketch_expr_rhs(e), NULL, NULL);
+        }
         return s;
     }
     switch (akg_sketch_expr_get_kind(e)) {
     case AKG_SKETCH_EXPR_FLOAT:
-        return scalar(L, AKG_DTYPE_F32, lw_float_lit(L, akg_sketch_expr_float(e), "double"));
+        return lw_float_scalar(L, akg_sketch_expr_float(e));
     case AKG_SKETCH_EXPR_NAME: {
         const char *name = akg_sketch_expr_text(e);
         lw_val *v = lw_lookup(L, name);
@@ -564,8 +644,7 @@ lw_val *lw_value_of(lw_ctx *L, const akg_sketch_expr *e)
                 if (akg_sketch_const_is_tunable(sk, i))
                     cv = akg_sketch_const_candidate(sk, i, akg_sketch_const_choice(sk, i));
                 if (cv && akg_sketch_expr_get_kind(cv) == AKG_SKETCH_EXPR_FLOAT)
-                    return scalar(L, AKG_DTYPE_F32,
-                                  lw_float_lit(L, akg_sketch_expr_float(cv), "double"));
+                    return lw_float_scalar(L, akg_sketch_expr_float(cv));
             }
         return lw_fail(L, "'%s' has no value here", name), NULL;
     }
@@ -576,6 +655,8 @@ lw_val *lw_value_of(lw_ctx *L, const akg_sketch_expr *e)
             return NULL;
         if (!strcmp(op, "+"))
             return a;
+        if (!strcmp(op, "-") && a->kind == LV_SCALAR && a->literal)
+            return lw_float_scalar(L, -a->fval);
         return lw_elementwise(L, !strcmp(op, "-") ? "neg" : !strcmp(op, "not") ? "logical_not"
                                                                                 : "invert",
                               &a, 1);

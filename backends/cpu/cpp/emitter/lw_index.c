@@ -234,6 +234,18 @@ const char *lw_index(lw_ctx *L, const akg_sketch_expr *e, bool *known, int64_t *
             /* keep constexpr names readable when one side is a plain number */
             return lw_strf(L, "%lld", (long long)*k);
         }
+        if ((ak || bk) && (!strcmp(op, "and") || !strcmp(op, "or"))) {
+            /* one side known: `0 or x` is x, `1 or x` is 1 (as a condition) */
+            int64_t kv = ak ? av : bv;
+            const char *other = ak ? b : a;
+            bool is_and = op[0] == 'a';
+            if ((is_and && !kv) || (!is_and && kv)) {
+                *known = true;
+                *k = is_and ? 0 : 1;
+                return is_and ? "0" : "1";
+            }
+            return lw_strf(L, "(%s != 0)", other);
+        }
         if (!strcmp(op, "//") || !strcmp(op, "%")) {
             bool nn = lw_index_nonneg(L, akg_sketch_expr_lhs(e)) &&
                       lw_index_nonneg(L, akg_sketch_expr_rhs(e));
@@ -319,7 +331,59 @@ lw_dim lw_index_dim(lw_ctx *L, const akg_sketch_expr *e)
     d.c = lw_index(L, e, &d.known, &d.k);
     d.varies = L->saw_loopvar;
     L->saw_loopvar = saw || d.varies;
+    d.ub = d.known ? 0 : lw_index_upper(L, e);
     return d;
+}
+
+int64_t lw_index_upper(lw_ctx *L, const akg_sketch_expr *e)
+{
+    if (!e)
+        return 0;
+    bool known;
+    int64_t k, a, b, r;
+    switch (akg_sketch_expr_get_kind(e)) {
+    case AKG_SKETCH_EXPR_INT:
+        k = akg_sketch_expr_int(e);
+        return k > 0 ? k : 0;
+    case AKG_SKETCH_EXPR_NAME: {
+        lw_val *v = lw_lookup(L, akg_sketch_expr_text(e));
+        if (v)
+            return v->kind == LV_SCALAR ? v->ub : 0;
+        known = false;
+        if (const_name(L, akg_sketch_expr_text(e), &known, &k) && known && k > 0)
+            return k;
+        return 0;
+    }
+    case AKG_SKETCH_EXPR_BINARY: {
+        const char *op = akg_sketch_expr_text(e);
+        const akg_sketch_expr *x = akg_sketch_expr_lhs(e), *y = akg_sketch_expr_rhs(e);
+        a = lw_index_upper(L, x);
+        if (!strcmp(op, "-") && a && lw_index_nonneg(L, y))
+            return a;
+        b = lw_index_upper(L, y);
+        if (!a || !b)
+            return 0;
+        if (!strcmp(op, "+"))
+            return __builtin_add_overflow(a, b, &r) ? 0 : r;
+        if (!strcmp(op, "*") && lw_index_nonneg(L, x) && lw_index_nonneg(L, y))
+            return __builtin_mul_overflow(a, b, &r) ? 0 : r;
+        return 0;
+    }
+    case AKG_SKETCH_EXPR_CALL: {
+        const char *f = akg_sketch_expr_text(e);
+        if (strcmp(f, "min"))
+            return 0;
+        int64_t best = 0;
+        for (size_t i = 0; i < akg_sketch_expr_item_count(e); i++) {
+            int64_t u = lw_index_upper(L, akg_sketch_expr_item(e, i));
+            if (u && (!best || u < best))
+                best = u;
+        }
+        return best;
+    }
+    default:
+        return 0;
+    }
 }
 
 /* ---- linear forms: constant + sum of coef * atom (an atom is a name or any other

@@ -9,6 +9,17 @@
  * parallel region when their size does not depend on a loop variable, and
  * freed at its end; "slow" tiles outside parallel loops are plain heap arrays
  * freed at the end of their scope.
+ *
+ * A store the sketch marks "nontemporal" writes the contiguous rows of a large
+ * output with streaming stores (they bypass the caches, so writing the output
+ * does not first read it in nor evict the input): in the innermost loop, a
+ * scalar prologue up to a 32-byte aligned element, then whole vectors computed
+ * into an aligned lane buffer by an `omp simd` loop (the compiler keeps it in a
+ * register) and written with _mm256_stream_ps/pd, and the nest's own loop for
+ * the rest. Outputs that fit in the caches keep ordinary stores (the next
+ * operation reads them from there), as the language allows. Streaming stores
+ * are weakly ordered: each thread fences them at the end of the parallel
+ * region (or right after the store outside one).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +126,18 @@ lw_val *lw_buffer_layout(lw_ctx *L, akg_dtype dt, int rank, const lw_dim *dim, l
         lw_line(L, "alignas(64) %s %s[%lld];", ct, b->ptr, (long long)n);
         return b;
     }
+    /* a run-time size with a small known bound (`min(BM, M - i)`): stack storage of the bound */
+    int64_t bound = 1;
+    for (int d = 0; d < rank && bound; d++) {
+        int64_t u = dim[d].known ? dim[d].k : dim[d].ub;
+        if (!u || __builtin_mul_overflow(bound, u, &bound))
+            bound = 0;
+    }
+    if (layout == LAYOUT_ROW && bound && (uint64_t)bound * esize <= LW_STACK_BYTES &&
+        tier != TIER_SLOW) {
+        lw_line(L, "alignas(64) %s %s[%lld]; // at most that many", ct, b->ptr, (long long)bound);
+        return b;
+    }
     /* heap: a per-thread scratch buffer kept between calls and grown as needed (set up at the
      * start of the enclosing parallel region when the size is loop-invariant); a tile
      * allocated outside any parallel region is the calling thread's scratch, shared by the
@@ -164,12 +187,27 @@ static const char *storage_lhs(lw_ctx *L, lw_val *b, const char *const *idx)
 }
 
 static bool lw_store_vector_open(lw_ctx *L, lw_val *dst, lw_val *v, const char *extra);
+static bool vec_ok(const lw_val *v, int R, int64_t MR, int64_t NR, int depth);
+static const char *vec_expr(lw_ctx *L, lw_val *v, const char *row, int64_t col, int64_t vw);
+static void collect_interiors(lw_ctx *L, lw_val *v, const char **cond, int depth);
+static bool reg_assign(lw_ctx *L, lw_val *b, lw_val *v);
+static void reg_assign_vectors(lw_ctx *L, lw_val *b, lw_val *v, bool edge);
+static const char *vec_expr_g(lw_ctx *L, lw_val *v, const char *row, int64_t col, int64_t vw,
+                              bool edge);
 
 typedef struct {
     lw_val *dst; /* BUF, or VIEW over the store target */
     lw_val *v;
     lw_val *mask;
+    /* streaming: lanes per vector (0: ordinary stores), the run-time condition (NULL: always),
+     * and the lane element the body writes instead of the target (set while emitting it) */
+    int stream;
+    const char *stream_cond;
+    const char *lane;
 } copy_job;
+static void lw_store_nest(lw_ctx *L, lw_val *dst, lw_val *v, lw_val *mask, copy_job *j,
+                          const char *cond, const char **lo, const char **hi,
+                          const char **rlo, const char **rhi, bool may_keep);
 
 static void assign_body(lw_ctx *L, void *user, const char *const *idx, bool guarded)
 {
@@ -189,8 +227,69 @@ void lw_assign_into(lw_ctx *L, lw_val *b, lw_val *v)
     j->dst = b;
     j->v = v;
     lw_val *reads[1] = {v};
+    if (reg_assign(L, b, v)) {
+        b->version++;
+        return;
+    }
+    lw_keep_scope ks;
+    lw_keep_begin(L, &ks, b->rank, b->dim);
     lw_emit_nest(L, b->rank, b->dim, NULL, NULL, reads, 1, L->vectorize, assign_body, j);
+    lw_keep_end(L, &ks, true);
     b->version++;
+}
+
+/* Writes v into register tile b a vector at a time, when v is an elementwise combination of
+ * register tiles, row views and broadcast operands: where every view is wholly inside its base
+ * (tested once) with plain vector loads, elsewhere with each view's vector built lane by lane
+ * with its bounds tests (the semantics' `other` outside). Every access of b has constant
+ * indices, so b can stay in registers across the loops around. Returns false (nothing
+ * emitted) for other values. */
+static bool reg_assign(lw_ctx *L, lw_val *b, lw_val *v)
+{
+    if (L->safe || !b->reg || b->rank != 2 || v->rank != 2 ||
+        !lw_dim_equal(v->dim[0], b->dim[0]) || !lw_dim_equal(v->dim[1], b->dim[1]))
+        return false;
+    int64_t MR = b->dim[0].k, NR = b->dim[1].k;
+    if (!vec_ok(v, 2, MR, NR, 0))
+        return false;
+    const char *cond = NULL;
+    collect_interiors(L, v, &cond, 0);
+    if (cond) {
+        lw_line(L, "if (%s) {", cond);
+        L->indent++;
+    }
+    reg_assign_vectors(L, b, v, false);
+    if (cond) {
+        L->indent--;
+        lw_line(L, "} else {");
+        L->indent++;
+        reg_assign_vectors(L, b, v, true);
+        L->indent--;
+        lw_line(L, "}");
+    }
+    return true;
+}
+
+/* b = v, every vector computed before any is written (v may read b). */
+static void reg_assign_vectors(lw_ctx *L, lw_val *b, lw_val *v, bool edge)
+{
+    int64_t MR = b->dim[0].k, NR = b->dim[1].k, vw = b->vw;
+    const char **tmp = lw_alloc(L, sizeof(char *) * (size_t)(MR * (NR / vw)));
+    if (!tmp)
+        return;
+    lw_memo_reset(L);
+    for (int64_t i = 0; i < MR; i++)
+        for (int64_t c = 0; c < NR; c += vw) {
+            const char *t = lw_fresh(L, "rv");
+            const char *x = vec_expr_g(L, v, lw_strf(L, "%lld", (long long)i), c, vw, edge);
+            lw_line(L, "const akg_v%lld %s = %s;", (long long)vw, t, x);
+            tmp[i * (NR / vw) + c / vw] = t;
+        }
+    for (int64_t i = 0; i < MR; i++)
+        for (int64_t c = 0; c < NR; c += vw)
+            lw_line(L, "%s[%lld][%lld] = %s;", b->ptr, (long long)i, (long long)(c / vw),
+                    tmp[i * (NR / vw) + c / vw]);
+    lw_memo_reset(L);
 }
 
 lw_val *lw_force(lw_ctx *L, lw_val *v, lw_tier tier)
@@ -204,19 +303,20 @@ lw_val *lw_force(lw_ctx *L, lw_val *v, lw_tier tier)
     return b;
 }
 
-static void store_body(lw_ctx *L, void *user, const char *const *idx, bool guarded)
+/* The base index of store target d at tile index idx (per base dim, into bi); *inside gets
+ * the test that positions read from index tiles lie in the target (NULL: none). */
+static void target_index(lw_ctx *L, lw_val *d, const char *const *idx, bool guarded,
+                         const char **bi, const char **inside)
 {
-    copy_job *j = user;
-    lw_val *d = j->dst, *b = d->base;
-    const char *bi[LW_MAXR];
-    const char *inside = NULL; /* positions read from index tiles must lie in the target */
+    lw_val *b = d->base;
+    *inside = NULL;
     for (int k = 0; k < b->rank; k++) {
         int t = d->tile_of_bdim[k];
         const char *st = d->bstep[k];
         if (d->pos[k]) {
             bi[k] = lw_view_pos(L, d, k, idx, guarded);
             const char *c = lw_strf(L, "akg_in(%s, %s)", bi[k], b->dim[k].c);
-            inside = inside ? lw_strf(L, "%s && %s", inside, c) : c;
+            *inside = *inside ? lw_strf(L, "%s && %s", *inside, c) : c;
         } else if (t < 0)
             bi[k] = d->bstart[k];
         else if (!strcmp(d->bstart[k], "0") && (!st || !strcmp(st, "1")))
@@ -226,7 +326,20 @@ static void store_body(lw_ctx *L, void *user, const char *const *idx, bool guard
         else
             bi[k] = lw_strf(L, "(%s + %s * %s)", d->bstart[k], st, idx[t]);
     }
+}
+
+static void store_body(lw_ctx *L, void *user, const char *const *idx, bool guarded)
+{
+    copy_job *j = user;
+    lw_val *d = j->dst, *b = d->base;
+    const char *bi[LW_MAXR];
+    const char *inside; /* positions read from index tiles must lie in the target */
+    target_index(L, d, idx, guarded, bi, &inside);
     const char *x = lw_elem(L, j->v, idx, guarded);
+    if (j->lane) { /* a streamed vector's lane (no mask, no index tiles) */
+        write_storage(L, b->dt, j->lane, x, j->v->dt);
+        return;
+    }
     const char *lhs = storage_lhs(L, b, bi);
     if (j->mask || inside) {
         const char *m = inside;
@@ -244,6 +357,117 @@ static void store_body(lw_ctx *L, void *user, const char *const *idx, bool guard
         return;
     }
     write_storage(L, b->dt, lhs, x, j->v->dt);
+}
+
+/* ---- streaming stores ---- */
+
+/* Outputs at least this large stream (past one core's L2 and a fair share of the L3: the next
+ * operation would not find them in cache anyway); smaller ones stay cached for it. */
+#define LW_STREAM_BYTES ((int64_t)8 << 20)
+
+/* Lanes per streamed vector for a store of v into target dst (0: ordinary stores): a
+ * "nontemporal" store of an f32 or f64 output tensor whose innermost tile dim runs along the
+ * tensor's last dim with unit step, without mask or index tiles. *cond gets the run-time
+ * test of the output's size (NULL: large whatever the symbols). */
+static int stream_lanes(lw_ctx *L, lw_val *dst, lw_val *v, lw_val *mask, const char **cond)
+{
+    *cond = NULL;
+    lw_val *b = dst->base;
+    if (!L->nontemporal || L->safe || mask || dst->mask || b->kind != LV_TENSOR ||
+        lw_view_has_pos(dst) || v->rank < 1)
+        return 0;
+    int lanes = b->dt == AKG_DTYPE_F32 ? 8 : b->dt == AKG_DTYPE_F64 ? 4 : 0;
+    int last = b->rank - 1;
+    if (!lanes || dst->tile_of_bdim[last] != v->rank - 1 ||
+        (dst->bstep[last] && strcmp(dst->bstep[last], "1")))
+        return 0;
+    lw_dim row = v->dim[v->rank - 1];
+    if (row.known && row.k < 4 * lanes)
+        return 0;
+    bool known;
+    int64_t n;
+    const char *count = lw_count(L, b->rank, b->dim, &known, &n);
+    int64_t esize = lanes == 8 ? 4 : 8;
+    if (known)
+        return n >= LW_STREAM_BYTES / esize ? lanes : 0;
+    *cond = lw_strf(L, "%s >= %lld", count, (long long)(LW_STREAM_BYTES / esize));
+    return lanes;
+}
+
+/* The innermost loop's streamed part (lw_inner_fn): a scalar prologue up to an aligned
+ * target element, then whole vectors; the nest's loop does the rest. */
+static const char *stream_inner(lw_ctx *L, void *user, const char *const *idx, const char *lo,
+                                const char *hi)
+{
+    copy_job *j = user;
+    int k = j->v->rank - 1, W = j->stream;
+    const char *ct = lw_ctype(j->dst->base->dt);
+    const char *s = lw_fresh(L, "ns"), *ln = lw_fresh(L, "nl"), *lanes = lw_fresh(L, "lanes");
+    const char *ix[LW_MAXR];
+    for (int d = 0; d < j->v->rank; d++)
+        ix[d] = idx[d];
+    ix[k] = s;
+    const char *bi[LW_MAXR], *inside;
+    target_index(L, j->dst, ix, true, bi, &inside);
+    const char *addr = lw_strf(L, "%s + %s", j->dst->base->ptr, lw_addr(L, j->dst->base, bi));
+    lw_line(L, "int64_t %s = %s;", s, lo);
+    lw_line(L, "#ifdef __AVX__");
+    lw_line(L, "if (%s) {", j->stream_cond ? j->stream_cond : "true");
+    L->indent++;
+    lw_line(L, "for (; %s < %s && ((uintptr_t)(%s) & 31); ++%s) {", s, hi, addr, s);
+    L->indent++;
+    lw_line(L, "const int64_t %s = %s;", idx[k], s);
+    lw_memo_reset(L);
+    store_body(L, j, idx, true);
+    L->indent--;
+    lw_line(L, "}");
+    lw_line(L, "for (; %s + %d <= %s; %s += %d) {", s, W, hi, s, W);
+    L->indent++;
+    lw_line(L, "alignas(32) %s %s[%d];", ct, lanes, W);
+    lw_line(L, "#pragma omp simd");
+    lw_line(L, "for (int64_t %s = 0; %s < %d; ++%s) {", ln, ln, W, ln);
+    L->indent++;
+    lw_line(L, "const int64_t %s = %s + %s;", idx[k], s, ln);
+    lw_memo_reset(L);
+    j->lane = lw_strf(L, "%s[%s]", lanes, ln);
+    store_body(L, j, idx, true);
+    j->lane = NULL;
+    L->indent--;
+    lw_line(L, "}");
+    if (W == 8)
+        lw_line(L, "_mm256_stream_ps(%s, _mm256_load_ps(%s));", addr, lanes);
+    else
+        lw_line(L, "_mm256_stream_pd(%s, _mm256_load_pd(%s));", addr, lanes);
+    L->indent--;
+    lw_line(L, "}");
+    L->indent--;
+    lw_line(L, "}");
+    lw_line(L, "#endif");
+    lw_memo_reset(L);
+    L->uses_stream = true;
+    return s;
+}
+
+/* Streamed stores are weakly ordered: fenced at the end of the enclosing parallel region by
+ * each thread (once per region), or at the end of the kernel outside one. */
+static void stream_fence(lw_ctx *L)
+{
+    if (L->par_depth > 0 && L->hoist_tail) {
+        if (L->fenced_region == L->region)
+            return;
+        L->fenced_region = L->region;
+        akg_buf *save = L->out;
+        int ind = L->indent;
+        L->out = L->hoist_tail;
+        L->indent = L->hoist_indent;
+        lw_line(L, "#ifdef __AVX__");
+        lw_line(L, "_mm_sfence();");
+        lw_line(L, "#endif");
+        L->out = save;
+        L->indent = ind;
+        return;
+    }
+    L->fence_at_end = true;
 }
 
 void lw_store(lw_ctx *L, lw_val *dst, lw_val *v, lw_val *mask)
@@ -278,19 +502,83 @@ void lw_store(lw_ctx *L, lw_val *dst, lw_val *v, lw_val *mask)
         if (lw_view_range(L, dst, k, &a, &z)) {
             rlo[t] = a;
             rhi[t] = z;
-            lo[t] = lw_strf(L, "akg_imin(%s, %s)", a, v->dim[t].c);
-            hi[t] = lw_strf(L, "akg_imax(%s, akg_imin(%s, %s))", lo[t], z,
-                            v->dim[t].c);
+            lo[t] = !strcmp(a, "0") ? "0" : lw_strf(L, "akg_imin(%s, %s)", a, v->dim[t].c);
+            hi[t] = lw_strf(L, "akg_imax(%s, akg_imin(%s, %s))", lo[t], z, v->dim[t].c);
+            if (!strcmp(a, "0"))
+                hi[t] = lw_strf(L, "akg_imin(%s, %s)", z, v->dim[t].c); /* z >= 0 */
         }
     }
+    /* a short tile of constant extents: one test whether the whole of it is inside the
+     * target, so its loops keep their constant trip counts */
+    bool small = true, clipped = false;
+    for (int t = 0; t < v->rank; t++) {
+        clipped |= lo[t] || hi[t];
+        if ((lo[t] || hi[t]) && !(v->dim[t].known && v->dim[t].k <= 16))
+            small = false;
+    }
+    if (clipped && small && !mask) {
+        const char *in = NULL;
+        for (int t = 0; t < v->rank; t++) {
+            if (!lo[t] && !hi[t])
+                continue;
+            const char *c = strcmp(rlo[t], "0")
+                                ? lw_strf(L, "%s <= 0 && %s >= %s", rlo[t], rhi[t], v->dim[t].c)
+                                : lw_strf(L, "%s >= %s", rhi[t], v->dim[t].c);
+            in = in ? lw_strf(L, "%s && %s", in, c) : c;
+        }
+        lw_line(L, "if (%s) {", in);
+        L->indent++;
+        const char *nolo[LW_MAXR] = {0}, *nohi[LW_MAXR] = {0};
+        copy_job whole_job = *j;
+        lw_val *dst2 = lw_new(L, LV_VIEW);
+        if (!dst2)
+            return;
+        int id = dst2->id;
+        *dst2 = *dst; /* the same region, inside the target here */
+        dst2->id = id;
+        for (int k = 0; k < b->rank; k++)
+            if (dst2->tile_of_bdim[k] >= 0 && !dst2->pos[k])
+                dst2->guard[k] = false;
+        /* (the other branch does not compute every element: nothing is kept) */
+        lw_store_nest(L, dst2, v, mask, &whole_job, cond, nolo, nohi, rlo, rhi, false);
+        L->indent--;
+        lw_line(L, "} else {");
+        L->indent++;
+        lw_store_nest(L, dst, v, mask, j, cond, lo, hi, rlo, rhi, false);
+        L->indent--;
+        lw_line(L, "}");
+        b->version++;
+        return;
+    }
+    lw_store_nest(L, dst, v, mask, j, cond, lo, hi, rlo, rhi, true);
+    b->version++;
+}
+
+/* The loops of a store (see lw_store) with the clip lo/hi of the region's part in the target
+ * and cond, the test that its dropped dims' indices are in the target (NULL: they are);
+ * may_keep: values computed on the way may be kept (lw_keep_begin) when it computes all of v. */
+static void lw_store_nest(lw_ctx *L, lw_val *dst, lw_val *v, lw_val *mask, copy_job *j,
+                          const char *cond, const char **lo, const char **hi,
+                          const char **rlo, const char **rhi, bool may_keep)
+{
+    j->dst = dst;
     bool vec = !mask && lw_store_vector_open(L, dst, v, cond);
+    j->stream = stream_lanes(L, dst, v, mask, &j->stream_cond);
     if (cond) {
         lw_line(L, "if (%s) {", cond);
         L->indent++;
     }
     lw_val *reads[2] = {v, mask};
+    /* a store clipped to its target, skipped, or partly done by vectors does not compute
+     * every element of v */
+    bool whole = may_keep && !cond && !vec;
+    for (int t = 0; t < v->rank; t++)
+        whole &= !lo[t] && !hi[t];
+    lw_keep_scope ks;
+    lw_keep_begin(L, &ks, v->rank, v->dim);
     lw_emit_nest_raw(L, v->rank, v->dim, lo, hi, rlo, rhi, reads, mask ? 2 : 1, L->vectorize,
-                     store_body, j);
+                     store_body, j->stream ? stream_inner : NULL, j);
+    lw_keep_end(L, &ks, whole);
     if (cond) {
         L->indent--;
         lw_line(L, "}");
@@ -299,7 +587,8 @@ void lw_store(lw_ctx *L, lw_val *dst, lw_val *v, lw_val *mask)
         L->indent--;
         lw_line(L, "}");
     }
-    b->version++;
+    if (j->stream)
+        stream_fence(L);
 }
 
 /* ---- broadcast hoisting ---- */
@@ -434,6 +723,15 @@ static bool vec_ok(const lw_val *v, int R, int64_t MR, int64_t NR, int depth)
 /* The vector expression of columns [col, col + vw) of row `row` of v. */
 static const char *vec_expr(lw_ctx *L, lw_val *v, const char *row, int64_t col, int64_t vw)
 {
+    return vec_expr_g(L, v, row, col, vw, false);
+}
+
+/* The same; edge: views may leave their base (each lane is tested: the vector of a view is
+ * built in an aligned lane buffer by an `omp simd` loop, which the compiler keeps in a
+ * register). */
+static const char *vec_expr_g(lw_ctx *L, lw_val *v, const char *row, int64_t col, int64_t vw,
+                              bool edge)
+{
     const char *vt = lw_strf(L, "akg_v%lld", (long long)vw);
     const char *vu = lw_strf(L, "akg_v%lldu", (long long)vw);
     if (v->kind == LV_SCALAR)
@@ -443,7 +741,28 @@ static const char *vec_expr(lw_ctx *L, lw_val *v, const char *row, int64_t col, 
     bool rowcol = v->rank == 2 && v->dim[1].known && v->dim[1].k == 1;
     if (rowcol) {
         const char *idx[2] = {row, "0"};
-        return lw_strf(L, "akg_splat<%s>(%s)", vt, lw_elem(L, v, idx, false));
+        return lw_strf(L, "akg_splat<%s>(%s)", vt, lw_elem(L, v, idx, edge));
+    }
+    if (edge && v->kind == LV_VIEW) {
+        const char *lanes = lw_fresh(L, "ln"), *l = lw_fresh(L, "l");
+        const char *idx[2];
+        const char *c = lw_strf(L, "(%lld + %s)", (long long)col, l);
+        if (v->rank == 2) {
+            idx[0] = v->dim[0].known && v->dim[0].k == 1 ? "0" : row;
+            idx[1] = c;
+        } else {
+            idx[0] = c;
+        }
+        lw_line(L, "alignas(64) float %s[%lld];", lanes, (long long)vw);
+        lw_line(L, "#pragma omp simd");
+        lw_line(L, "for (int64_t %s = 0; %s < %lld; ++%s) {", l, l, (long long)vw, l);
+        L->indent++;
+        size_t memo = L->n_memo;
+        lw_line(L, "%s[%s] = %s;", lanes, l, lw_elem(L, v, idx, true));
+        L->n_memo = memo; /* its temporaries are the loop's */
+        L->indent--;
+        lw_line(L, "}");
+        return lw_strf(L, "(*(const %s *)%s)", vu, lanes); /* may alias the floats */
     }
     if (v->kind == LV_VIEW || v->kind == LV_BUF) {
         const char *idx[2];
@@ -475,12 +794,25 @@ static const char *vec_expr(lw_ctx *L, lw_val *v, const char *row, int64_t col, 
         return lw_strf(L, "(*(const %s *)(%s))", vu, addr);
     }
     const char *op = lw_op_name(v->op);
-    const char *a = vec_expr(L, v->arg[0], row, col, vw);
+    const char *a = vec_expr_g(L, v->arg[0], row, col, vw, edge);
     if (!strcmp(op, "copy"))
         return a;
-    const char *b = vec_expr(L, v->arg[1], row, col, vw);
+    const char *b = vec_expr_g(L, v->arg[1], row, col, vw, edge);
     const char sym = !strcmp(op, "add") ? '+' : !strcmp(op, "sub") ? '-' : !strcmp(op, "mul") ? '*' : '/';
     return lw_strf(L, "(%s %c %s)", a, sym, b);
+}
+
+/* Whether conjunction `cond` has the conjunction `c` among its terms. */
+static bool has_term(const char *cond, const char *c)
+{
+    size_t n = strlen(c);
+    for (const char *p = strstr(cond, c); p; p = strstr(p + 1, c)) {
+        bool starts = p == cond || (p - cond >= 4 && !strncmp(p - 4, " && ", 4));
+        bool ends = p[n] == '\0' || !strncmp(p + n, " && ", 4);
+        if (starts && ends)
+            return true;
+    }
+    return false;
 }
 
 static void collect_interiors(lw_ctx *L, lw_val *v, const char **cond, int depth)
@@ -489,7 +821,7 @@ static void collect_interiors(lw_ctx *L, lw_val *v, const char **cond, int depth
         return;
     if (v->kind == LV_VIEW) {
         const char *c = lw_interior(L, v);
-        if (c)
+        if (c && !(*cond && has_term(*cond, c))) /* views of one region test it once */
             *cond = *cond ? lw_strf(L, "%s && %s", *cond, c) : c;
         return;
     }

@@ -39,7 +39,6 @@ typedef struct {
     bool is_max;      /* max-like comparison */
     const char *ct;   /* accumulation computation type */
     const char *count;
-    lw_val *keep;     /* the operand's elements are also written here (it is read again) */
 } red_job;
 
 static bool is_arg(const char *op)
@@ -110,8 +109,6 @@ static void red_inner_body(lw_ctx *L, void *user, const char *const *idx, bool g
     for (int d = j->split; d < j->x->rank; d++)
         xidx[d] = idx[d - j->split];
     const char *x = lw_elem(L, j->x, xidx, guarded);
-    if (j->keep)
-        lw_line(L, "%s[%s] = %s;", j->keep->ptr, lw_addr(L, j->keep, xidx), x);
     if (strcmp(lw_comptype(j->x->dt), j->ct))
         x = lw_strf(L, "akg_cvt<%s>(%s)", j->ct, x);
     /* the position along the reduced tail, flattened */
@@ -124,10 +121,24 @@ static void red_inner_body(lw_ctx *L, void *user, const char *const *idx, bool g
     accumulate(L, j, j->acc, x, pos, j->aidx, j->nan);
 }
 
-static void red_outer_body(lw_ctx *L, void *user, const char *const *idx, bool guarded)
+/* Reductions of one shape over the same trailing axes, computed in one nest (siblings). */
+#define RED_GROUP_MAX 8
+typedef struct {
+    red_job *j[RED_GROUP_MAX];
+    int n;
+} red_group;
+
+static void group_inner_body(lw_ctx *L, void *user, const char *const *idx, bool guarded)
 {
-    (void)guarded;
-    red_job *j = user;
+    red_group *g = user;
+    for (int i = 0; i < g->n; i++)
+        red_inner_body(L, g->j[i], idx, guarded);
+}
+
+/* Declares j's scalar accumulator(s) for one output element; returns its reduction clause
+ * (NULL: the loop cannot take one). */
+static const char *red_open(lw_ctx *L, red_job *j, const char *const *idx)
+{
     for (int d = 0; d < j->split; d++)
         j->idx_outer[d] = idx[d];
     j->acc = lw_fresh(L, "acc");
@@ -140,24 +151,19 @@ static void red_outer_body(lw_ctx *L, void *user, const char *const *idx, bool g
         lw_line(L, "int %s = 0;", j->nan);
     if (j->aidx)
         lw_line(L, "int64_t %s = 0;", j->aidx);
-    /* the reduced tail: a scalar accumulation, vectorised with a reduction clause */
-    const char *clause = NULL;
     if (!strcmp(j->op, "reduce_sum") || !strcmp(j->op, "reduce_mean"))
-        clause = lw_strf(L, "reduction(+ : %s)", j->acc);
-    else if (!strcmp(j->op, "reduce_prod"))
-        clause = lw_strf(L, "reduction(* : %s)", j->acc);
-    else if (!j->arg)
-        clause = lw_strf(L, "reduction(%s : %s) reduction(| : %s)", j->is_max ? "max" : "min",
-                         j->acc, j->nan);
-    lw_dim tail[LW_MAXR];
-    for (int d = j->split; d < j->x->rank; d++)
-        tail[d - j->split] = j->x->dim[d];
-    const char *save = L->simd_clause;
-    L->simd_clause = clause;
-    bool simd = L->vectorize && clause != NULL;
-    lw_val *reads[1] = {j->x};
-    lw_emit_nest(L, j->x->rank - j->split, tail, NULL, NULL, reads, 1, simd, red_inner_body, j);
-    L->simd_clause = save;
+        return lw_strf(L, "reduction(+ : %s)", j->acc);
+    if (!strcmp(j->op, "reduce_prod"))
+        return lw_strf(L, "reduction(* : %s)", j->acc);
+    if (!j->arg)
+        return lw_strf(L, "reduction(%s : %s) reduction(| : %s)", j->is_max ? "max" : "min",
+                       j->acc, j->nan);
+    return NULL;
+}
+
+/* Writes j's accumulated value into its output element. */
+static void red_close(lw_ctx *L, red_job *j)
+{
     const char *res = j->acc;
     if (j->nan)
         res = lw_strf(L, "(%s ? std::numeric_limits<%s>::quiet_NaN() : %s)", j->nan, j->ct,
@@ -166,20 +172,42 @@ static void red_outer_body(lw_ctx *L, void *user, const char *const *idx, bool g
         res = j->aidx;
     else if (!strcmp(j->op, "reduce_mean"))
         res = lw_strf(L, "%s / (%s)(%s)", res, j->ct, j->count);
-    /* combine into the output: directly when no outer dim is reduced */
     const char *oidx[LW_MAXR];
     out_index(j, j->idx_outer, oidx);
-    bool outer_reduced = false;
-    for (int d = 0; d < j->split; d++)
-        outer_reduced |= j->red[d];
-    const char *lhs = out_lhs(L, j->out, oidx);
-    if (!outer_reduced) {
-        lw_line(L, "%s = %s;", lhs, strcmp(lw_comptype(j->out->dt), j->ct) && !j->arg
-                                        ? lw_strf(L, "akg_cvt<%s>(%s)", lw_ctype(j->out->dt), res)
-                                        : res);
-        return;
+    lw_line(L, "%s = %s;", out_lhs(L, j->out, oidx),
+            strcmp(lw_comptype(j->out->dt), j->ct) && !j->arg
+                ? lw_strf(L, "akg_cvt<%s>(%s)", lw_ctype(j->out->dt), res)
+                : res);
+}
+
+/* One output element of every reduction of the group (no outer dim is reduced): scalar
+ * accumulators over the reduced tail, vectorised with reduction clauses. */
+static void red_outer_body(lw_ctx *L, void *user, const char *const *idx, bool guarded)
+{
+    (void)guarded;
+    red_group *g = user;
+    const char *clause = "";
+    bool all = true;
+    lw_val *reads[RED_GROUP_MAX];
+    for (int i = 0; i < g->n; i++) {
+        const char *c = red_open(L, g->j[i], idx);
+        all &= c != NULL;
+        if (c)
+            clause = *clause ? lw_strf(L, "%s %s", clause, c) : c;
+        reads[i] = g->j[i]->x;
     }
-    lw_fail(L, "internal: reduction over non-trailing axes took the scalar path");
+    red_job *j0 = g->j[0];
+    lw_dim tail[LW_MAXR];
+    for (int d = j0->split; d < j0->x->rank; d++)
+        tail[d - j0->split] = j0->x->dim[d];
+    const char *save = L->simd_clause;
+    L->simd_clause = all ? clause : NULL;
+    bool simd = L->vectorize && all;
+    lw_emit_nest(L, j0->x->rank - j0->split, tail, NULL, NULL, reads, g->n, simd,
+                 group_inner_body, g);
+    L->simd_clause = save;
+    for (int i = 0; i < g->n; i++)
+        red_close(L, g->j[i]);
 }
 
 /* the kept innermost axis: update the output row element by element */
@@ -187,8 +215,6 @@ static void red_rowwise_body(lw_ctx *L, void *user, const char *const *idx, bool
 {
     red_job *j = user;
     const char *x = lw_elem(L, j->x, idx, guarded);
-    if (j->keep)
-        lw_line(L, "%s[%s] = %s;", j->keep->ptr, lw_addr(L, j->keep, idx), x);
     if (strcmp(lw_comptype(j->x->dt), j->ct))
         x = lw_strf(L, "akg_cvt<%s>(%s)", j->ct, x);
     const char *oidx[LW_MAXR];
@@ -214,21 +240,10 @@ static void red_rowwise_body(lw_ctx *L, void *user, const char *const *idx, bool
                 x);
 }
 
-lw_val *lw_reduce(lw_ctx *L, const char *op, lw_val *x, const int *axes, int n_axes,
-                  bool keepdim)
+/* Sets j up for op(x) over axes and allocates its output. */
+static lw_val *red_setup(lw_ctx *L, red_job *j, const char *op, lw_val *x, const int *axes,
+                         int n_axes, bool keepdim, lw_dim *od, int *orank)
 {
-    return lw_reduce_keep(L, op, x, axes, n_axes, keepdim, NULL);
-}
-
-lw_val *lw_reduce_keep(lw_ctx *L, const char *op, lw_val *x, const int *axes, int n_axes,
-                       bool keepdim, lw_val **keep)
-{
-    if (!lw_ok(L) || !x)
-        return NULL;
-    red_job *j = lw_alloc(L, sizeof *j);
-    if (!j)
-        return NULL;
-    x = lw_hoist(L, x);
     j->op = op;
     j->x = x;
     j->arg = is_arg(op);
@@ -248,48 +263,67 @@ lw_val *lw_reduce_keep(lw_ctx *L, const char *op, lw_val *x, const int *axes, in
     else if (!lw_is_float(x->dt) && (!strcmp(op, "reduce_sum") || !strcmp(op, "reduce_prod")))
         odt = AKG_DTYPE_I64;
     j->ct = lw_comptype(j->arg ? x->dt : odt);
-    lw_dim od[LW_MAXR];
-    int orank = 0;
     const char *count = NULL;
+    *orank = 0;
     for (int d = 0; d < x->rank; d++) {
         if (j->red[d]) {
             count = count ? lw_strf(L, "%s * %s", count, x->dim[d].c) : x->dim[d].c;
             if (keepdim)
-                od[orank++] = lw_dim_const(L, 1);
+                od[(*orank)++] = lw_dim_const(L, 1);
         } else {
-            od[orank++] = x->dim[d];
+            od[(*orank)++] = x->dim[d];
         }
     }
     j->count = count ? count : "1";
-    if (keep && x->kind == LV_EXPR) {
-        j->keep = lw_buffer(L, x->dt, x->rank, x->dim, TIER_FAST, "kept");
-        if (!j->keep)
-            return NULL;
-        *keep = j->keep;
-    } else if (keep) {
-        *keep = NULL;
-    }
-    lw_val *out = lw_buffer(L, odt, orank, od, TIER_FAST, "r");
-    if (!out)
-        return NULL;
-    j->out = out;
-    /* the reduced tail */
+    j->out = lw_buffer(L, odt, *orank, od, TIER_FAST, "r");
     int split = x->rank;
     while (split > 0 && j->red[split - 1])
         split--;
-    bool outer_reduced = false;
-    for (int d = 0; d < split; d++)
-        outer_reduced |= j->red[d];
     j->split = split;
+    return j->out;
+}
+
+/* Whether j's reduced axes are its trailing ones (the scalar-accumulator path). */
+static bool red_trailing(const red_job *j)
+{
+    if (j->split >= j->x->rank)
+        return false;
+    for (int d = 0; d < j->split; d++)
+        if (j->red[d])
+            return false;
+    return true;
+}
+
+lw_val *lw_reduce(lw_ctx *L, const char *op, lw_val *x, const int *axes, int n_axes,
+                  bool keepdim)
+{
+    if (!lw_ok(L) || !x)
+        return NULL;
+    red_job *j = lw_alloc(L, sizeof *j);
+    if (!j)
+        return NULL;
+    x = lw_hoist(L, x);
+    lw_dim od[LW_MAXR];
+    int orank;
+    lw_val *out = red_setup(L, j, op, x, axes, n_axes, keepdim, od, &orank);
+    if (!out)
+        return NULL;
+    lw_keep_scope ks;
+    lw_keep_begin(L, &ks, x->rank, x->dim);
     if (x->rank == 0) {
-        const char *o[1] = {"0"};
-        (void)o;
         lw_line(L, "%s[0] = %s;", out->ptr, lw_elem(L, x, NULL, true));
+        lw_keep_end(L, &ks, true);
         return out;
     }
-    if (split < x->rank && !outer_reduced) {
+    if (red_trailing(j)) {
+        red_group *g = lw_alloc(L, sizeof *g);
+        if (!g)
+            return NULL;
+        g->j[0] = j;
+        g->n = 1;
         lw_val *reads[1] = {x};
-        lw_emit_nest_outer(L, split, x->dim, reads, 1, red_outer_body, j);
+        lw_emit_nest_outer(L, j->split, x->dim, reads, 1, red_outer_body, g);
+        lw_keep_end(L, &ks, true);
         return out;
     }
     /* a kept axis is innermost (or reduced axes are spread): initialise, then update */
@@ -317,6 +351,7 @@ lw_val *lw_reduce_keep(lw_ctx *L, const char *op, lw_val *x, const int *axes, in
     lw_val *reads[1] = {x};
     lw_emit_nest(L, x->rank, x->dim, NULL, NULL, reads, 1, L->vectorize && !j->arg,
                  red_rowwise_body, j);
+    lw_keep_end(L, &ks, true);
     if (mm)
         lw_line(L, "for (int64_t q = 0; q < %s; ++q) if (%s_n[q]) %s[q] = "
                    "std::numeric_limits<%s>::quiet_NaN();",
@@ -326,6 +361,62 @@ lw_val *lw_reduce_keep(lw_ctx *L, const char *op, lw_val *x, const int *axes, in
                 j->count);
     out->version++;
     return out;
+}
+
+bool lw_reduce_group(lw_ctx *L, const char *const *ops, lw_val *const *xs, int n,
+                     const int *axes, int n_axes, bool keepdim, lw_val **outs)
+{
+    if (!lw_ok(L) || n < 1 || n > RED_GROUP_MAX)
+        return false;
+    for (int i = 0; i < n; i++) {
+        if (!xs[i] || xs[i]->rank != xs[0]->rank || xs[i]->rank == 0 || is_arg(ops[i]))
+            return false;
+        for (int d = 0; d < xs[0]->rank; d++)
+            if (!lw_dim_equal(xs[i]->dim[d], xs[0]->dim[d]))
+                return false;
+    }
+    red_group *g = lw_alloc(L, sizeof *g);
+    if (!g)
+        return false;
+    for (int i = 0; i < n; i++) {
+        red_job *j = lw_alloc(L, sizeof *j);
+        if (!j)
+            return false;
+        /* the axes alone decide the path: check it before anything is emitted */
+        for (int a = 0; a < n_axes; a++)
+            j->red[axes[a]] = true;
+        if (n_axes == 0)
+            for (int d = 0; d < xs[i]->rank; d++)
+                j->red[d] = true;
+        j->x = xs[i];
+        int split = xs[i]->rank;
+        while (split > 0 && j->red[split - 1])
+            split--;
+        j->split = split;
+        if (!red_trailing(j))
+            return false;
+        memset(j, 0, sizeof *j);
+        g->j[i] = j;
+    }
+    g->n = n;
+    lw_val *reads[RED_GROUP_MAX];
+    for (int i = 0; i < n; i++) {
+        lw_val *x = lw_hoist(L, xs[i]);
+        lw_dim od[LW_MAXR];
+        int orank;
+        outs[i] = red_setup(L, g->j[i], ops[i], x, axes, n_axes, keepdim, od, &orank);
+        if (!outs[i])
+            return false;
+        reads[i] = x;
+    }
+    lw_val *x0 = g->j[0]->x;
+    lw_keep_scope ks;
+    lw_keep_begin(L, &ks, x0->rank, x0->dim);
+    lw_emit_nest_outer(L, g->j[0]->split, x0->dim, reads, n, red_outer_body, g);
+    lw_keep_end(L, &ks, true);
+    for (int i = 0; i < n; i++)
+        outs[i]->version++;
+    return lw_ok(L);
 }
 
 /* ---- scans ---- */
@@ -556,7 +647,8 @@ const char *lw_interior(lw_ctx *L, lw_val *v)
         } else {
             const char *lo, *hi;
             lw_view_range(L, v, b, &lo, &hi);
-            x = lw_strf(L, "%s <= 0 && %s >= %s", lo, hi, v->dim[t].c);
+            x = strcmp(lo, "0") ? lw_strf(L, "%s <= 0 && %s >= %s", lo, hi, v->dim[t].c)
+                                : lw_strf(L, "%s >= %s", hi, v->dim[t].c);
         }
         c = c ? lw_strf(L, "%s && %s", c, x) : x;
     }

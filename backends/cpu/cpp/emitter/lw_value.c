@@ -69,6 +69,7 @@ typedef struct {
     const char *step[LW_MAXR];    /* per base dim; NULL for an integer index */
     bool step_one[LW_MAXR];
     bool inside[LW_MAXR];         /* per base dim: provably inside the base */
+    bool nonneg[LW_MAXR];         /* per base dim: the first index is provably >= 0 */
 } region;
 
 /* Whether item `it` of a region selects base dim b through an integer tile; then the tile's
@@ -145,6 +146,7 @@ static bool parse_region(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, re
                 return lw_fail(L, "a region's step must be positive, got %lld", (long long)v2),
                        false;
             r->start[b] = a;
+            r->nonneg[b] = !s0 || lw_index_nonneg(L, s0);
             r->step[b] = st;
             r->step_one[b] = k2 && v2 == 1;
             lw_dim e;
@@ -181,6 +183,14 @@ static bool parse_region(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, re
                            r->step_one[b];
             if (k0 && k1 && D.known && v0 >= 0 && v1 <= D.k)
                 r->inside[b] = true;
+            /* `i:i + 1` with i a loop variable of range(0.., D) */
+            if (s0 && akg_sketch_expr_get_kind(s0) == AKG_SKETCH_EXPR_NAME && e.known &&
+                e.k == 1 && r->step_one[b]) {
+                lw_val *lv = lw_lookup(L, akg_sketch_expr_text(s0));
+                if (lv && lv->kind == LV_SCALAR && lv->nonneg && lv->upper &&
+                    !strcmp(lv->upper, D.c))
+                    r->inside[b] = true;
+            }
             if (r->n >= LW_MAXR)
                 return lw_fail(L, "a region of more than %d dimensions", LW_MAXR), false;
             r->ext[r->n] = e;
@@ -192,6 +202,7 @@ static bool parse_region(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, re
             bool kk;
             int64_t kv;
             r->start[b] = lw_index(L, it, &kk, &kv);
+            r->nonneg[b] = lw_index_nonneg(L, it);
             r->step[b] = NULL;
             r->inside[b] = kk && D.known && kv >= 0 && kv < D.k;
             /* a loop variable of range(0.., D) indexing a dimension of extent D */
@@ -211,6 +222,7 @@ static bool parse_region(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, re
         r->step[b] = "1";
         r->step_one[b] = true;
         r->inside[b] = true;
+        r->nonneg[b] = true;
         if (r->n >= LW_MAXR)
             return lw_fail(L, "a region of more than %d dimensions", LW_MAXR), false;
         r->ext[r->n] = base->dim[b];
@@ -252,6 +264,7 @@ lw_val *lw_view(lw_ctx *L, lw_val *base, const akg_sketch_expr *sub, akg_dtype d
     v->base_version = base->version;
     for (int b = 0; b < base->rank; b++) {
         v->bstart[b] = r.start[b];
+        v->bstart_nonneg[b] = r.nonneg[b];
         v->bstep[b] = r.step[b] && !r.step_one[b] ? r.step[b] : (r.step[b] ? "1" : NULL);
         v->guard[b] = !r.inside[b];
         v->tile_of_bdim[b] = -1;
@@ -428,6 +441,36 @@ static const char *view_elem(lw_ctx *L, lw_val *v, const char *const *idx, bool 
     return lw_strf(L, "((%s) ? %s : %s)", cond, x, v->other);
 }
 
+void lw_keep_begin(lw_ctx *L, lw_keep_scope *save, int rank, const lw_dim *dom)
+{
+    save->rank = L->keep_rank;
+    save->dom = L->keep_dom;
+    save->mark = L->n_keep_written;
+    L->keep_rank = rank;
+    L->keep_dom = dom;
+}
+
+void lw_keep_end(lw_ctx *L, const lw_keep_scope *save, bool complete)
+{
+    for (int i = save->mark; i < L->n_keep_written; i++)
+        if (complete)
+            L->keep_written[i]->keep_filled = true;
+    L->n_keep_written = save->mark;
+    L->keep_rank = save->rank;
+    L->keep_dom = save->dom;
+}
+
+/* Whether the consumer being emitted computes every element of v. */
+static bool keep_covers(lw_ctx *L, const lw_val *v)
+{
+    if (L->keep_rank != v->rank || !L->keep_dom)
+        return false;
+    for (int d = 0; d < v->rank; d++)
+        if (!lw_dim_equal(L->keep_dom[d], v->dim[d]))
+            return false;
+    return true;
+}
+
 const char *lw_elem(lw_ctx *L, lw_val *v, const char *const *idx, bool guards)
 {
     if (!v || !lw_ok(L))
@@ -450,6 +493,8 @@ const char *lw_elem(lw_ctx *L, lw_val *v, const char *const *idx, bool guards)
         return name;
     }
     case LV_EXPR: {
+        if (v->keep && v->keep_filled)
+            return read_storage(L, v->keep, idx);
         const char *key = lw_strf(L, "%d%s", guards ? 1 : 0, idx_key(L, v->rank, idx));
         const char *m = memo_find(L, v->id, key);
         if (m)
@@ -471,6 +516,14 @@ const char *lw_elem(lw_ctx *L, lw_val *v, const char *const *idx, bool guards)
         const char *name = lw_strf(L, "e%d_%zu", v->id, L->n_memo);
         lw_line(L, "const %s %s = %s;", lw_comptype(v->dt), name, x);
         memo_add(L, v->id, key, name);
+        if (v->keep && keep_covers(L, v)) {
+            lw_line(L, "%s[%s] = %s;", v->keep->ptr, lw_addr(L, v->keep, idx), name);
+            bool noted = false;
+            for (int i = 0; i < L->n_keep_written && !noted; i++)
+                noted = L->keep_written[i] == v;
+            if (!noted && L->n_keep_written < 32)
+                L->keep_written[L->n_keep_written++] = v;
+        }
         return name;
     }
     }
@@ -483,7 +536,9 @@ bool lw_view_range(lw_ctx *L, lw_val *v, int bdim, const char **lo, const char *
         return false;
     const char *s = v->bstart[bdim], *p = v->bstep[bdim];
     const char *D = v->base->dim[bdim].c;
-    *lo = lw_strf(L, "akg_lo(%s, %s)", s, p ? p : "1");
+    /* a start known to be >= 0 needs no sign test (a test the compiler would unswitch the
+     * loop on, keeping the vectorised copy for the other case) */
+    *lo = v->bstart_nonneg[bdim] ? "0" : lw_strf(L, "akg_lo(%s, %s)", s, p ? p : "1");
     *hi = lw_strf(L, "akg_hi(%s, %s, %s)", D, s, p ? p : "1");
     return true;
 }
