@@ -29,6 +29,15 @@ FAMILIES = {
     "matmul": (os.path.join(DENSE, "matmul_t.py"), (r"^(\s*)(gemm\(.*\))$", r"\1\2\n\1\2")),
     "conv": (os.path.join(DENSE, "conv_grouped.py"), (r"^(\s*)(gemm\(.*\))$", r"\1\2\n\1\2")),
     "pool": (os.path.join(DENSE, "maxpool.py"), (r"\bmaximum\(acc, t\)", "minimum(acc, t)")),
+    # a running max for the running sum
+    "reduction": (os.path.join(REDUCTIONS, "sum_keepdim.py"), (r"\badd\((acc\d?), ", r"maximum(\1, ")),
+    # the square root of the variance for its reciprocal square root
+    "norm": (os.path.join(REDUCTIONS, "layer_norm.py"), (r"\brsqrt\(", "sqrt(")),
+    # a running sum for the running product
+    "scan": (os.path.join(REDUCTIONS, "reverse_cumprod.py"), (r"\bmul\((r\d|run), ", r"add(\1, ")),
+    # the quadratic branch without its factor 0.5
+    "loss": (os.path.join(REDUCTIONS, "huber.py"),
+             (r"mul\(cast\(0\.5, f32\), (sub\(t0, t1\))\)", r"\1")),
 }
 SELECTED = [f for f in os.environ.get("AKG_EDIT_FAMILIES", ",".join(FAMILIES)).split(",") if f]
 
