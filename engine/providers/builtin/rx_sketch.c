@@ -157,9 +157,9 @@ static void number(akg_buf *b, double v)
     akg_buf_puts(b, t);
 }
 
-/* A literal of the expression: in f32 computations written cast(v, f32), so that the
- * constant is an f32 value wherever it is lowered (the cpu/cpp Coder otherwise computes
- * `0.5 * x` of an f32 x in double). */
+/* A literal of the expression: in f32 computations written cast(v, f32), so that a
+ * constant that meets only other scalars (`mul(0.5, delta)`) is an f32 value too, as the
+ * reference computes it; a number that meets a tile takes the tile's dtype anyway. */
 static void literal(akg_buf *b, const rx_names *n, const char *v)
 {
     if (n->lit32)
