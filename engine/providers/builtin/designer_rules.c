@@ -24,6 +24,7 @@
 
 #include "akg/akg.h"
 #include "akg/design.h"
+#include "designer_graph.h"
 #include "rule_util.h"
 
 /* Ops applied to one tensor with named scalar parameters after it. */
@@ -773,6 +774,32 @@ static const akg_family_rule family_rules[] = {
     akg_rules_matmul,    akg_rules_conv, akg_rules_pool,
 };
 
+/* The graph Designer's message (gerr) with, before its advice, what the rules said of
+ * forward's spelling (rules: "<path>:<line>: <what>; the built-in provider ..."), so that a
+ * person sees both the operation and the call they wrote. */
+static void graph_message(char *err, size_t errlen, const char *gerr, const char *rules)
+{
+    const char *advice = strstr(gerr, "; write model_new.py");
+    const char *what = rules, *end = strstr(rules, "; the built-in provider");
+    for (const char *p = rules; end && *p && p < end; p++) {
+        if (*p != ':' || p[1] < '0' || p[1] > '9')
+            continue;
+        const char *q = p + 1;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        if (q[0] == ':' && q[1] == ' ') {
+            what = q + 2;
+            break;
+        }
+    }
+    if (!advice || !end || what >= end) {
+        snprintf(err, errlen, "%s", gerr);
+        return;
+    }
+    snprintf(err, errlen, "%.*s; as written, %.*s%s", (int)(advice - gerr), gerr, (int)(end - what),
+             what, advice);
+}
+
 int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
                          int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
 {
@@ -785,10 +812,34 @@ int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJS
     char first[1024];
     akg_range first_where = where ? *where : (akg_range){0, 0, 0, 0};
     snprintf(first, sizeof first, "%s", err ? err : "");
+    int frc = AKG_ENOTFOUND;
     for (size_t i = 0; i < sizeof family_rules / sizeof family_rules[0]; i++) {
-        int frc = family_rules[i](ref, probe, feedback, attempt, out, where, err, errlen);
+        frc = family_rules[i](ref, probe, feedback, attempt, out, where, err, errlen);
         if (frc != AKG_ENOTFOUND)
-            return frc;
+            break;
+    }
+    if (frc != AKG_ENOTFOUND && frc != AKG_EUNSUPPORTED)
+        return frc;
+    if (frc == AKG_EUNSUPPORTED) {
+        /* a family rule recognised the forward and said what stops it */
+        snprintf(first, sizeof first, "%s", err ? err : "");
+        first_where = where ? *where : first_where;
+    }
+    /* What the rules cannot read in the spelling, the op graph may still design
+     * (nn.Linear, x @ w.t() + b, chains after a product, broadcasting). */
+    char gerr[1024] = "";
+    akg_range gwhere = first_where;
+    int grc = akg_designer_graph(ref, probe, feedback, attempt, out, &gwhere, gerr, sizeof gerr);
+    if (grc == AKG_OK || (grc != AKG_EUNSUPPORTED && grc != AKG_ENOTFOUND))
+        return grc;
+    if (grc == AKG_EUNSUPPORTED && frc == AKG_ENOTFOUND) {
+        /* the rules only said forward's spelling is not theirs: the graph names the
+         * operation that stops the design, and the spelling they stopped at follows */
+        if (err)
+            graph_message(err, errlen, gerr, first);
+        if (where)
+            *where = gwhere;
+        return AKG_EUNSUPPORTED;
     }
     if (err)
         snprintf(err, errlen, "%s", first);

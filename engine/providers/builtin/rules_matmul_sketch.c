@@ -16,6 +16,8 @@
  * matrix's edge. Transposed operands are transposed while packing; a batch of
  * matrices times one matrix is one GEMM over all rows; tril/triu skip the
  * tiles the mask zeroes and mask the tiles it cuts.
+ * An epilogue (the graph Designer's bias vectors and elementwise ops) runs on
+ * each register tile after its last K slice, before the tile's one final store.
  *
  * Matrix-vector: ROWS rows share each 16-wide load of the vector; row blocks
  * in parallel. diag(v) @ B: row i of B scaled by v[i].
@@ -36,6 +38,24 @@ static void batch_product(akg_buf *b, int n)
     akg_buf_puts(b, "1");
     for (int i = 0; i < n; i++)
         akg_buf_appendf(b, " * Z%d", i);
+}
+
+/* The tile's value after this slice (`o`: the product so far), then after the last slice
+ * the epilogue on it: the vectors' tiles loaded, the statements, the result stored. */
+static void epilogue(akg_buf *b, const akg_matmul_spec *s, const char *ind, const char *creg)
+{
+    akg_buf_appendf(b, "%sif k0 == 0:\n%s  o = acc\n%selse:\n", ind, ind, ind);
+    akg_buf_appendf(b, "%s  cold = alloc([MR, NR])\n%s  load(%s -> cold)\n", ind, ind, creg);
+    akg_buf_appendf(b, "%s  o = add(cold, acc)\n", ind);
+    akg_buf_appendf(b, "%sif k0 + kc >= K:\n", ind);
+    akg_buf_appendf(b, "%s  # the epilogue, once the tile holds all of K\n", ind);
+    for (int v = 0; v < s->n_vecs; v++)
+        akg_buf_appendf(b, "%s  vt%d = alloc([1, NR])\n%s  load(v%d[n0+j:n0+j+NR] -> vt%d)\n", ind,
+                        v, ind, v, v);
+    for (int i = 0; i < s->n_epilogue; i++)
+        akg_buf_appendf(b, "%s  %s\n", ind, s->epilogue[i]);
+    akg_buf_appendf(b, "%s  store(%s -> %s)\n%selse:\n%s  store(o -> %s)\n", ind, s->epilogue_out,
+                    creg, ind, ind, creg);
 }
 
 /* The packed GEMM of one batch item (or of the whole product) at indentation ind: per NC
@@ -138,6 +158,10 @@ static void gemm_body(akg_buf *b, const akg_matmul_spec *s, const char *ind, boo
                         "%s@llm_hint(\"vectorize\", \"simd\", 8)\n%sgemm(pa_i, pb_j, acc, "
                         "trans_a=True)\n",
                         tile_ind, tile_ind);
+        if (s->n_epilogue > 0) {
+            epilogue(b, s, tile_ind, creg);
+            return;
+        }
         akg_buf_appendf(b, "%sif k0 == 0:\n%s  store(acc -> %s)\n%selse:\n", tile_ind, tile_ind,
                         creg, tile_ind);
         akg_buf_appendf(b, "%s  cold = alloc([MR, NR])\n%s  load(%s -> cold)\n", tile_ind, tile_ind,
@@ -186,17 +210,20 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
     else
         akg_buf_appendf(&b, "a[%s%s]: f32; ", zloop ? "Z, " : "", s->trans_a ? "K, M" : "M, K");
     akg_buf_appendf(&b, "b[%s%s]: f32; ", zb ? "Z, " : "", s->trans_b ? "N, K" : "K, N");
-    akg_buf_appendf(&b, "c[%s%s, N]: f32;\n", zloop ? "Z, " : "", rows);
+    akg_buf_appendf(&b, "c[%s%s, N]: f32;", zloop ? "Z, " : "", rows);
+    for (int v = 0; v < s->n_vecs; v++)
+        akg_buf_appendf(&b, " v%d[N]: f32;", v);
+    akg_buf_puts(&b, "\n");
     akg_buf_appendf(
         &b,
         "  constexpr: MR = tune(%ld, 4), NR = tune(%ld, 8, 24), KC = tune(%ld, 128, 384), "
         "MC = tune(%ld, 48, 144), NC = tune(%ld, 512, 2048)%s;\n",
         s->mr, s->nr, s->kc, s->mc, s->nc, zloop ? ", ZB = tune(8, 4, 16)" : "");
     /* binding */
-    akg_buf_appendf(&b, "  bind: a = input(\"%s\", [", s->a_name);
+    akg_buf_appendf(&b, "  bind: a = %s(\"%s\", [", s->a_weight ? "weight" : "input", s->a_name);
     dims(&b, "Z", nbatch);
-    akg_buf_appendf(&b, "%s%s]), b = input(\"%s\", [", nbatch ? ", " : "",
-                    s->trans_a ? "K, M" : "M, K", s->b_name);
+    akg_buf_appendf(&b, "%s%s]), b = %s(\"%s\", [", nbatch ? ", " : "",
+                    s->trans_a ? "K, M" : "M, K", s->b_weight ? "weight" : "input", s->b_name);
     if (s->rank_b > 2)
         akg_buf_puts(&b, "Z0, "), dims(&b, "Z", 0);
     for (int i = 1; i < s->rank_b - 2; i++)
@@ -225,6 +252,9 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
         else
             akg_buf_appendf(&b, ", DG = %ld", s->diag);
     }
+    for (int v = 0; v < s->n_vecs; v++)
+        akg_buf_appendf(&b, ", v%d = %s(\"%s\", [N])", v, s->vec_weight[v] ? "weight" : "input",
+                        s->vec_names[v]);
     akg_buf_puts(&b, "\n\n");
     if (zloop) {
         /* enough batch items: one whole item per task, its panels its own; fewer: the

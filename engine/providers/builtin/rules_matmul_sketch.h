@@ -8,9 +8,12 @@
 
 #include "akg/akg.h"
 
+#define AKG_MATMUL_MAX_EPILOGUE 48
+#define AKG_MATMUL_MAX_VECTORS 4
+
 typedef struct {
     const char *name;   /* the sketch's name */
-    const char *a_name; /* forward's argument names of the operands */
+    const char *a_name; /* forward's argument (or weight) names of the operands */
     const char *b_name;
     int rank_a, rank_b;
     int trans_a, trans_b;
@@ -19,6 +22,18 @@ typedef struct {
     char diag_init[64];      /* or the constructor argument it comes from ("" if none) */
     long mr, nr, kc, mc, nc; /* the chosen tunables (first candidates) */
     long rows;               /* gemv / rowscale */
+    /* GEMM only. An operand bound as weight(a_name/b_name) instead of input(): */
+    int a_weight, b_weight;
+    /* An epilogue run on each register tile after its last K slice (n_epilogue 0: none):
+     * statements, one a line, that read the tile's value `o` and the tiles vt0.. of the
+     * vectors below (each [1, NR]: a 1-D tensor of N broadcast along the rows), and leave
+     * the result in epilogue_out. Not with tri. */
+    const char *epilogue[AKG_MATMUL_MAX_EPILOGUE];
+    int n_epilogue;
+    const char *epilogue_out;
+    const char *vec_names[AKG_MATMUL_MAX_VECTORS]; /* forward argument or weight name */
+    int vec_weight[AKG_MATMUL_MAX_VECTORS];        /* 1: weight(), 0: input() */
+    int n_vecs;
 } akg_matmul_spec;
 
 /* Each returns a malloc'd sketch text, or NULL when out of memory. */

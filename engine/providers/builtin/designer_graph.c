@@ -1,0 +1,594 @@
+/*
+ * designer_graph.c: the built-in Designer reading the probe's canonical op
+ * graph (akg/graph.h) rather than forward's spelling, so that nn.Linear,
+ * F.linear, `x @ w.t() + b`, torch.addmm and a matrix-product einsum are one
+ * design.
+ *
+ * The whole graph becomes one kernel. (Graphs that need several kernels, with
+ * intermediates kept in memory between them, are for a later step: today such
+ * a graph is declined at its first operation that does not fit.) Two kinds of
+ * graph are designed from what their ops compute:
+ *
+ *  - GEMM with an epilogue: one `matmul` of a tensor of rank >= 2 (its leading
+ *    dims are rows) by a 2-D tensor, which may be a `permute [1, 0]` of a leaf
+ *    (read transposed while packing), or by a batch of matrices; then any
+ *    elementwise ops on the product that read only numbers and 1-D vectors of
+ *    N broadcast along the rows (a bias). The sketch is the packed GEMM of
+ *    rules_matmul_sketch.c with those ops applied to each register tile after
+ *    its last K slice, so the tile never makes a second trip to memory.
+ *  - Elementwise chains over inputs, weights and buffers that broadcast
+ *    against each other: one fused pass, flat over the elements when no
+ *    operand broadcasts, else over rows of the output's last dimension with
+ *    each operand indexed by the output's multi-index (its broadcast
+ *    dimensions pinned to 0).
+ *
+ * Anything else is declined with AKG_EUNSUPPORTED and a message naming the
+ * first operation that does not fit, its line in the reference, why, and how
+ * many more operations have no rule here. What the design read is kept in
+ * `params` as provenance; the sketch is the design.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "akg/akg.h"
+#include "akg/graph.h"
+#include "designer_graph.h"
+#include "graph_ops.h"
+#include "rule_util.h"
+#include "rules_matmul_sketch.h"
+
+typedef struct {
+    const akg_reference *ref;
+    const akg_graph *g;
+    akg_range *where;
+    char *err;
+    size_t errlen;
+    char (*names)[24]; /* each value's name in the sketch ("" none yet) */
+} gctx;
+
+static const char *ref_file(const akg_reference *ref)
+{
+    const char *p = ref->path ? ref->path : "reference";
+    const char *slash = strrchr(p, '/');
+    return slash ? slash + 1 : p;
+}
+
+/* Declines at value v: "cannot design OP (file:line): WHY[; N more operations are not
+ * covered]; write model_new.py ...". */
+static int decline(gctx *c, const akg_graph_value *v, int more, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int decline(gctx *c, const akg_graph_value *v, int more, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    char at[160];
+    if (v->line > 0)
+        snprintf(at, sizeof at, "%s:%d", ref_file(c->ref), v->line);
+    else
+        snprintf(at, sizeof at, "%s, line unknown", ref_file(c->ref));
+    char rest[96] = "";
+    if (more > 0)
+        snprintf(rest, sizeof rest, "; %d more operation%s not covered", more,
+                 more == 1 ? " is" : "s are");
+    if (c->where && v->line > 0)
+        *c->where = (akg_range){(unsigned)v->line - 1, 0, (unsigned)v->line - 1, 0};
+    const char *what = v->kind == AKG_GRAPH_OP ? v->op : akg_graph_kind_name(v->kind);
+    return akg_fail(c->err, c->errlen, AKG_EUNSUPPORTED,
+                    "cannot design %s (%s): %s%s; write model_new.py by hand and check it with "
+                    "--workflow verifier_only",
+                    what, at, why, rest);
+}
+
+static void shape_text(const akg_graph_value *v, char *buf, size_t len)
+{
+    size_t off = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < v->rank && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%ld", i ? ", " : "", v->shape[i]);
+    if (off < len)
+        snprintf(buf + off, len - off, "]");
+}
+
+/* A tensor operand the kernel reads from the task: an f32 input, weight or buffer. NULL
+ * when it is one, else why not. */
+static const char *leaf_problem(const akg_graph_value *v)
+{
+    if (v->kind == AKG_GRAPH_CONSTANT)
+        return "a tensor made inside forward (constants are not designed yet)";
+    if (v->kind == AKG_GRAPH_OP)
+        return NULL;
+    if (strcmp(v->dtype, "f32"))
+        return "a tensor that is not f32 (f32 only for now)";
+    return NULL;
+}
+
+/* ---------- GEMM with an epilogue ---------- */
+
+typedef struct {
+    int leaf;
+    int trans;
+} gemm_operand;
+
+/* A leaf, or a permute of a leaf that swaps its last two dims. */
+static int read_gemm_operand(const akg_graph *g, int id, gemm_operand *o)
+{
+    const akg_graph_value *v = &g->values[id];
+    o->trans = 0;
+    if (v->kind == AKG_GRAPH_OP && !strcmp(v->op, "permute") && v->n_args == 1 &&
+        v->args[0].kind == AKG_GRAPH_ARG_VALUE) {
+        const akg_graph_value *src = &g->values[v->args[0].value];
+        long perm[AKG_GRAPH_MAX_RANK];
+        int n = akg_graph_attr_ints(v, "perm", perm, AKG_GRAPH_MAX_RANK);
+        if (!akg_graph_is_leaf(src) || n != src->rank || n < 2)
+            return -1;
+        for (int i = 0; i < n - 2; i++)
+            if (perm[i] != i)
+                return -1;
+        if (perm[n - 2] != n - 1 || perm[n - 1] != n - 2)
+            return -1;
+        o->leaf = src->id;
+        o->trans = 1;
+        return 0;
+    }
+    if (!akg_graph_is_leaf(v))
+        return -1;
+    o->leaf = id;
+    return 0;
+}
+
+static int is_vector_of(const akg_graph_value *v, long n)
+{
+    return akg_graph_is_leaf(v) && v->kind != AKG_GRAPH_CONSTANT && v->rank == 1 &&
+           v->shape[0] == n && !strcmp(v->dtype, "f32");
+}
+
+static int same_shape(const akg_graph_value *a, const akg_graph_value *b)
+{
+    return a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(long) * (size_t)a->rank);
+}
+
+typedef struct {
+    char lines[AKG_MATMUL_MAX_EPILOGUE][256];
+} epilogue_text;
+
+/* The ops after the product (all of the graph's rest) as epilogue statements into spec;
+ * name gets their words. */
+static int gemm_epilogue(gctx *c, int mm, akg_matmul_spec *spec_out, epilogue_text *text,
+                         char *name, size_t name_len)
+{
+    const akg_graph *g = c->g;
+    const akg_graph_value *m = &g->values[mm];
+    akg_matmul_spec spec = *spec_out;
+    long n = m->shape[m->rank - 1];
+    snprintf(c->names[mm], sizeof c->names[mm], "o");
+    snprintf(name, name_len, "matmul");
+    for (int i = mm + 1; i < g->n_values; i++) {
+        const akg_graph_value *v = &g->values[i];
+        if (!akg_graph_op_elementwise(v))
+            return decline(c, v, 0,
+                           "after a matrix product only elementwise ops are fused (one kernel "
+                           "per graph for now)");
+        if (!same_shape(v, m)) {
+            char s1[96], s2[96];
+            shape_text(v, s1, sizeof s1);
+            shape_text(m, s2, sizeof s2);
+            return decline(c, v, 0, "its result has shape %s, not the product's %s", s1, s2);
+        }
+        int bias = 0;
+        for (int k = 0; k < v->n_args; k++) {
+            if (v->args[k].kind != AKG_GRAPH_ARG_VALUE)
+                continue;
+            int a = v->args[k].value;
+            if (a >= mm)
+                continue;
+            const akg_graph_value *src = &g->values[a];
+            if (!is_vector_of(src, n)) {
+                char s1[96];
+                shape_text(src, s1, sizeof s1);
+                return decline(c, v, 0,
+                               "it reads %s %s of shape %s: an epilogue reads only numbers and "
+                               "f32 vectors of the product's %ld columns",
+                               akg_graph_kind_name(src->kind), src->name, s1, n);
+            }
+            if (!c->names[a][0]) {
+                if (spec.n_vecs >= AKG_MATMUL_MAX_VECTORS)
+                    return decline(c, v, 0, "more than %d vectors in one epilogue",
+                                   AKG_MATMUL_MAX_VECTORS);
+                spec.vec_names[spec.n_vecs] = src->name;
+                spec.vec_weight[spec.n_vecs] = src->kind != AKG_GRAPH_INPUT;
+                snprintf(c->names[a], sizeof c->names[a], "vt%d", spec.n_vecs);
+                spec.n_vecs++;
+            }
+            bias = 1;
+        }
+        if (spec.n_epilogue >= AKG_MATMUL_MAX_EPILOGUE)
+            return decline(c, v, 0, "more than %d operations after the matrix product",
+                           AKG_MATMUL_MAX_EPILOGUE);
+        char expr[200];
+        const char *why = NULL;
+        if (akg_graph_op_render(c->g, v, c->names, expr, sizeof expr, &why))
+            return decline(c, v, 0, "%s", why);
+        snprintf(c->names[i], sizeof c->names[i], "e%d", spec.n_epilogue);
+        snprintf(text->lines[spec.n_epilogue], sizeof text->lines[0], "%s = %s", c->names[i], expr);
+        spec.epilogue[spec.n_epilogue] = text->lines[spec.n_epilogue];
+        spec.n_epilogue++;
+        akg_graph_op_word(v, bias && !strcmp(v->op, "add"), name, name_len);
+    }
+    int result = g->outputs[0];
+    if (strcmp(g->values[result].dtype, "f32"))
+        return decline(c, &g->values[result], 0, "an output that is not f32 (f32 only for now)");
+    spec.epilogue_out = c->names[result];
+    *spec_out = spec;
+    return AKG_OK;
+}
+
+/* The packed GEMM of A @ B with spec's epilogue, as a matmul-family design. */
+static int gemm_write(gctx *c, const akg_graph_value *m, const gemm_operand *A,
+                      const gemm_operand *B, akg_matmul_spec *spec, const char *name,
+                      const cJSON *feedback, akg_design **out)
+{
+    const akg_graph *g = c->g;
+    (void)m;
+    const akg_graph_value *la = &g->values[A->leaf], *lb = &g->values[B->leaf];
+    int ra = la->rank, rb = lb->rank;
+    const char *fb = cJSON_GetStringValue(cJSON_GetObjectItem(feedback, "class"));
+    int retry = fb != NULL;
+    akg_design *d = akg_rule_family_design("matmul", name);
+    if (!d)
+        return AKG_ENOMEM;
+    d->rank = ra;
+    spec->name = d->op_name;
+    spec->a_name = la->name;
+    spec->b_name = lb->name;
+    spec->a_weight = la->kind != AKG_GRAPH_INPUT;
+    spec->b_weight = lb->kind != AKG_GRAPH_INPUT;
+    spec->rank_a = ra;
+    spec->rank_b = rb;
+    spec->trans_a = A->trans;
+    spec->trans_b = B->trans;
+    spec->mr = 6;
+    spec->nr = 16;
+    spec->kc = retry ? 128 : 256;
+    spec->mc = retry ? 48 : 96;
+    spec->nc = 1024;
+    cJSON *pp = d->params;
+    cJSON_AddStringToObject(pp, "from", "graph");
+    cJSON_AddStringToObject(pp, "kind", "gemm");
+    cJSON_AddStringToObject(pp, "a", la->name);
+    cJSON_AddStringToObject(pp, "b", lb->name);
+    cJSON_AddNumberToObject(pp, "trans_a", A->trans);
+    cJSON_AddNumberToObject(pp, "trans_b", B->trans);
+    cJSON_AddNumberToObject(pp, "rank_a", ra);
+    cJSON_AddNumberToObject(pp, "rank_b", rb);
+    cJSON *ep = cJSON_AddArrayToObject(pp, "epilogue");
+    for (int i = 0; i < spec->n_epilogue; i++)
+        cJSON_AddItemToArray(ep, cJSON_CreateString(spec->epilogue[i]));
+    cJSON *vs = cJSON_AddArrayToObject(pp, "vectors");
+    for (int v = 0; v < spec->n_vecs; v++)
+        cJSON_AddItemToArray(vs, cJSON_CreateString(spec->vec_names[v]));
+    d->sketch_text = akg_matmul_gemm_sketch(spec);
+    if (!d->sketch_text) {
+        akg_design_free(d);
+        return AKG_ENOMEM;
+    }
+    *out = d;
+    return AKG_OK;
+}
+
+static int design_gemm(gctx *c, int mm, const cJSON *feedback, akg_design **out)
+{
+    const akg_graph *g = c->g;
+    const akg_graph_value *m = &g->values[mm];
+    gemm_operand A, B;
+    if (m->n_args != 2 || m->args[0].kind != AKG_GRAPH_ARG_VALUE ||
+        m->args[1].kind != AKG_GRAPH_ARG_VALUE || read_gemm_operand(g, m->args[0].value, &A) ||
+        read_gemm_operand(g, m->args[1].value, &B))
+        return decline(c, m, 0,
+                       "a matrix product whose operands are not inputs, weights or buffers "
+                       "(optionally transposed)");
+    const akg_graph_value *la = &g->values[A.leaf], *lb = &g->values[B.leaf];
+    const char *p = leaf_problem(la);
+    if (!p)
+        p = leaf_problem(lb);
+    if (p)
+        return decline(c, m, 0, "a matrix product of %s", p);
+    int ra = la->rank, rb = lb->rank;
+    if (ra < 2 || rb < 2 ||
+        (rb > 2 && (rb != ra || memcmp(la->shape, lb->shape, sizeof(long) * (size_t)(ra - 2)))))
+        return decline(c, m, 0, "a matrix product of vectors or with broadcast batch dimensions");
+    /* the operands' views belong to the product; anything else before it is a prologue */
+    for (int i = 0; i < mm; i++) {
+        const akg_graph_value *v = &g->values[i];
+        if (akg_graph_is_leaf(v) || i == m->args[0].value || i == m->args[1].value)
+            continue;
+        return decline(c, v, 0,
+                       "work before the matrix product is not fused into it yet (one kernel per "
+                       "graph for now)");
+    }
+    int result = g->outputs[0];
+    if (result != g->n_values - 1 || result < mm)
+        return decline(c, m, 0, "a matrix product that does not end in the graph's output");
+    akg_matmul_spec spec = {0};
+    char name[64];
+    epilogue_text *text = calloc(1, sizeof *text);
+    if (!text)
+        return AKG_ENOMEM;
+    int rc = gemm_epilogue(c, mm, &spec, text, name, sizeof name);
+    if (rc == AKG_OK)
+        rc = gemm_write(c, m, &A, &B, &spec, name, feedback, out);
+    free(text);
+    return rc;
+}
+
+/* ---------- elementwise chains with broadcasting ---------- */
+
+/* The index of output dim q (q < rank - 1) from the flat row r: r // (D{q+1} * ...) % Dq */
+static void row_index(akg_buf *b, int q, int rank)
+{
+    int last = rank - 2; /* the last leading dim */
+    if (q == last) {
+        akg_buf_appendf(b, q == 0 ? "r" : "r %% D%d", q);
+        return;
+    }
+    akg_buf_puts(b, "r // (");
+    for (int k = q + 1; k <= last; k++)
+        akg_buf_appendf(b, "%sD%d", k > q + 1 ? " * " : "", k);
+    akg_buf_puts(b, ")");
+    if (q > 0)
+        akg_buf_appendf(b, " %% D%d", q);
+}
+
+/* Whether leaf dim k (of rank lr) broadcasts against the output of rank orank. */
+static int broadcast_dim(const akg_graph_value *leaf, int k, const akg_graph_value *o)
+{
+    int q = k + o->rank - leaf->rank;
+    return leaf->shape[k] == 1 && o->shape[q] != 1;
+}
+
+static void leaf_shape(akg_buf *b, const akg_graph_value *leaf, const akg_graph_value *o)
+{
+    akg_buf_puts(b, "[");
+    for (int k = 0; k < leaf->rank; k++) {
+        if (broadcast_dim(leaf, k, o))
+            akg_buf_appendf(b, "%s1", k ? ", " : "");
+        else
+            akg_buf_appendf(b, "%sD%d", k ? ", " : "", k + o->rank - leaf->rank);
+    }
+    akg_buf_puts(b, "]");
+}
+
+static int design_pointwise(gctx *c, const cJSON *feedback, akg_design **out)
+{
+    const akg_graph *g = c->g;
+    const akg_graph_value *o = &g->values[g->outputs[0]];
+    if (akg_graph_is_leaf(o))
+        return decline(c, o, 0, "forward returns a %s unchanged", akg_graph_kind_name(o->kind));
+    if (strcmp(o->dtype, "f32"))
+        return decline(c, o, 0, "an output that is not f32 (f32 only for now)");
+    if (o->rank < 1)
+        return decline(c, o, 0, "a 0-d result (elementwise designs need at least one dimension)");
+    int leaves[AKG_GRAPH_MAX_ARGS], n_leaves = 0, flat = 1;
+    char name[64] = "";
+    for (int i = 0; i < g->n_values; i++) {
+        const akg_graph_value *v = &g->values[i];
+        if (akg_graph_is_leaf(v))
+            continue;
+        for (int k = 0; k < v->n_args; k++) {
+            if (v->args[k].kind != AKG_GRAPH_ARG_VALUE)
+                continue;
+            const akg_graph_value *src = &g->values[v->args[k].value];
+            if (!akg_graph_is_leaf(src) || c->names[src->id][0])
+                continue;
+            const char *p = leaf_problem(src);
+            if (p)
+                return decline(c, v, 0, "it reads %s", p);
+            if (src->rank > o->rank)
+                return decline(c, v, 0, "an operand of higher rank than the result");
+            for (int d = 0; d < src->rank; d++) {
+                long od = o->shape[d + o->rank - src->rank];
+                if (src->shape[d] != od && src->shape[d] != 1)
+                    return decline(c, v, 0, "operands that do not broadcast to the result");
+            }
+            if (n_leaves >= AKG_GRAPH_MAX_ARGS)
+                return decline(c, v, 0, "more than %d tensors in one pass", AKG_GRAPH_MAX_ARGS);
+            if (!same_shape(src, o))
+                flat = 0;
+            snprintf(c->names[src->id], sizeof c->names[0], "t%d", src->id);
+            leaves[n_leaves++] = src->id;
+        }
+        snprintf(c->names[i], sizeof c->names[0], "t%d", i);
+        akg_graph_op_word(v, 0, name, sizeof name);
+    }
+    if (n_leaves == 0)
+        return decline(c, o, 0, "a result that reads no tensor of the task");
+    int rank = o->rank;
+    const char *fb = cJSON_GetStringValue(cJSON_GetObjectItem(feedback, "class"));
+    int numeric_retry = fb && (!strcmp(fb, "numerical_mismatch") || !strcmp(fb, "shape_mismatch"));
+    akg_buf b;
+    akg_buf_init(&b, 1 << 16);
+    if (flat)
+        akg_buf_appendf(&b,
+                        "# %s: one fused elementwise pass over the flattened operands (N "
+                        "elements),\n# BLOCK elements per task, tasks split across the cores\n",
+                        name);
+    else
+        akg_buf_appendf(&b,
+                        "# %s: one fused elementwise pass over the rows of the output's last "
+                        "dimension;\n# each operand is read at the output's index, its "
+                        "broadcast dimensions pinned to 0\n",
+                        name);
+    akg_buf_appendf(&b, "sketch %s {\n  symbols: %s", name, flat ? "N" : "R");
+    for (int i = 0; i < rank; i++)
+        akg_buf_appendf(&b, ", D%d", i);
+    akg_buf_puts(&b, ";\n  tensors: ");
+    for (int i = 0; i < n_leaves; i++) {
+        akg_buf_appendf(&b, "x%d", i);
+        if (flat)
+            akg_buf_puts(&b, "[N]");
+        else
+            leaf_shape(&b, &g->values[leaves[i]], o);
+        akg_buf_puts(&b, ": f32; ");
+    }
+    if (flat)
+        akg_buf_puts(&b, "out[N]: f32;\n");
+    else
+        akg_buf_appendf(&b, "out[R, D%d]: f32;\n", rank - 1);
+    if (flat)
+        akg_buf_appendf(&b, "  constexpr: BLOCK = tune(%d, 4096, 65536);\n",
+                        numeric_retry ? 4096 * 4 : 16384);
+    else
+        akg_buf_puts(&b, "  constexpr: BLOCK = tune(1024, 256, 4096), RB = tune(16, 4, 64);\n");
+    for (int i = 0; i < n_leaves; i++) {
+        const akg_graph_value *l = &g->values[leaves[i]];
+        akg_buf_appendf(&b, "  bind: x%d = %s(\"%s\", ", i,
+                        l->kind == AKG_GRAPH_INPUT ? "input" : "weight", l->name);
+        leaf_shape(&b, l, o);
+        akg_buf_puts(&b, ")\n");
+    }
+    akg_buf_appendf(&b, "  bind: %s = 1", flat ? "N" : "R");
+    for (int k = 0; k < (flat ? rank : rank - 1); k++)
+        akg_buf_appendf(&b, " * D%d", k);
+    akg_buf_puts(&b, ", out = output(0, [");
+    for (int k = 0; k < rank; k++)
+        akg_buf_appendf(&b, "%sD%d", k ? ", " : "", k);
+    akg_buf_puts(&b, "])\n\n  @llm_hint(\"parallel\", \"coreidx\")\n");
+    if (numeric_retry)
+        akg_buf_puts(&b, "  @llm_hint(\"math\", \"precise\")\n");
+    const char *ind = "    ";
+    if (flat) {
+        akg_buf_puts(&b, "  for i in range(0, N, BLOCK):\n");
+    } else {
+        akg_buf_puts(&b,
+                     "  for r0 in range(0, R, RB):\n    for r in range(r0, min(r0 + RB, R)):\n");
+        akg_buf_appendf(&b, "      for c0 in range(0, D%d, BLOCK):\n", rank - 1);
+        ind = "        ";
+    }
+    for (int i = 0; i < n_leaves; i++) {
+        const akg_graph_value *l = &g->values[leaves[i]];
+        int last_bc = !flat && broadcast_dim(l, l->rank - 1, o);
+        akg_buf_appendf(&b, "%s%s = alloc([%s], llm_hint=[\"fastest\"])\n%sload(x%d[", ind,
+                        c->names[l->id], last_bc ? "1" : "BLOCK", ind, i);
+        if (flat) {
+            akg_buf_puts(&b, "i:i+BLOCK");
+        } else {
+            for (int k = 0; k < l->rank; k++) {
+                int q = k + rank - l->rank;
+                if (k)
+                    akg_buf_puts(&b, ", ");
+                if (q == rank - 1)
+                    akg_buf_puts(&b, last_bc ? "0:1" : "c0:c0+BLOCK");
+                else if (broadcast_dim(l, k, o))
+                    akg_buf_puts(&b, "0");
+                else
+                    row_index(&b, q, rank);
+            }
+        }
+        akg_buf_appendf(&b, "] -> %s)\n", c->names[l->id]);
+    }
+    int first = 1;
+    for (int i = 0; i < g->n_values; i++) {
+        const akg_graph_value *v = &g->values[i];
+        if (akg_graph_is_leaf(v))
+            continue;
+        char expr[200];
+        const char *why = NULL;
+        if (akg_graph_op_render(c->g, v, c->names, expr, sizeof expr, &why)) {
+            akg_buf_free(&b);
+            return decline(c, v, 0, "%s", why);
+        }
+        if (first)
+            akg_buf_appendf(&b, "%s@llm_hint(\"vectorize\", \"simd\")\n", ind);
+        first = 0;
+        akg_buf_appendf(&b, "%s%s = %s\n", ind, c->names[i], expr);
+    }
+    akg_buf_appendf(&b, "%sstore(%s -> out[%s])\n}\n", ind, c->names[o->id],
+                    flat ? "i:i+BLOCK" : "r, c0:c0+BLOCK");
+    akg_design *d = akg_rule_family_design("pointwise", name);
+    if (!d) {
+        akg_buf_free(&b);
+        return AKG_ENOMEM;
+    }
+    d->rank = rank;
+    d->math = numeric_retry ? AKG_MATH_PRECISE : AKG_MATH_FAST;
+    cJSON_AddStringToObject(d->params, "from", "graph");
+    cJSON_AddStringToObject(d->params, "kind", flat ? "flat" : "broadcast");
+    cJSON *ls = cJSON_AddArrayToObject(d->params, "operands");
+    for (int i = 0; i < n_leaves; i++)
+        cJSON_AddItemToArray(ls, cJSON_CreateString(g->values[leaves[i]].name));
+    d->sketch_text = akg_buf_take(&b);
+    if (!d->sketch_text) {
+        akg_design_free(d);
+        return AKG_ENOMEM;
+    }
+    *out = d;
+    return AKG_OK;
+}
+
+/* ---------- the entry ---------- */
+
+static int design(gctx *c, const cJSON *feedback, akg_design **out)
+{
+    const akg_graph *g = c->g;
+    /* the first op without a rule here, and how many more */
+    int first = -1, more = 0;
+    for (int i = 0; i < g->n_values; i++) {
+        const akg_graph_value *v = &g->values[i];
+        if (akg_graph_is_leaf(v) || akg_graph_op_has_rule(v))
+            continue;
+        if (first < 0)
+            first = i;
+        else
+            more++;
+    }
+    if (first >= 0)
+        return decline(c, &g->values[first], more, "no rule for this operation");
+    if (g->n_outputs != 1)
+        return decline(c, &g->values[g->outputs[1]], 0,
+                       "forward returns %d tensors (one output per kernel for now)", g->n_outputs);
+    int mm = -1;
+    for (int i = 0; i < g->n_values; i++) {
+        const akg_graph_value *v = &g->values[i];
+        if (v->kind != AKG_GRAPH_OP || strcmp(v->op, "matmul"))
+            continue;
+        if (mm >= 0)
+            return decline(c, v, 0,
+                           "a second matrix product (one kernel per graph for now: the first "
+                           "is at line %d)",
+                           g->values[mm].line);
+        mm = i;
+    }
+    if (mm >= 0)
+        return design_gemm(c, mm, feedback, out);
+    for (int i = 0; i < g->n_values; i++)
+        if (g->values[i].kind == AKG_GRAPH_OP && !strcmp(g->values[i].op, "permute"))
+            return decline(c, &g->values[i], 0,
+                           "a permute outside a matrix product's operand is not designed yet");
+    return design_pointwise(c, feedback, out);
+}
+
+int akg_designer_graph(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
+                       int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
+{
+    (void)attempt;
+    *out = NULL;
+    akg_graph *g = NULL;
+    int rc = akg_graph_from_probe(probe, &g, err, errlen);
+    if (rc == AKG_EINVAL)
+        rc = AKG_ENOTFOUND; /* a malformed graph: the rules' own message stands */
+    if (rc)
+        return rc;
+    gctx c = {ref, g, where, err, errlen, calloc((size_t)g->n_values + 1, sizeof *c.names)};
+    if (!c.names) {
+        akg_graph_free(g);
+        return AKG_ENOMEM;
+    }
+    rc = design(&c, feedback, out);
+    free(c.names);
+    akg_graph_free(g);
+    return rc;
+}

@@ -1,0 +1,63 @@
+"""The built-in Designer designs from the probe's op graph, not from forward's spelling.
+
+Five spellings of Linear(64, 32) then ReLU (modules, torch.nn.functional, `x @ w.t() + b`,
+addmm with a clamp, einsum) give one graph and so one sketch, byte for byte; every reference in
+tests/families/graph/refs gets a verified kernel from the real akg_cli, harness and g++; an
+operation the graph Designer cannot design is refused with a message that names it and its
+line. Needs the probe's `graph` (backends/harness/akg_harness/trace.py)."""
+import json
+import os
+import unittest
+
+from akgtest import SOURCE, CliTest
+
+GRAPH_REFS = os.path.join(SOURCE, "tests", "families", "graph", "refs")
+SPELLINGS = ["linear_relu_modules", "linear_relu_functional", "linear_relu_matmul",
+             "linear_relu_addmm", "linear_relu_einsum"]
+DESIGNS = SPELLINGS + ["linear3d_gelu", "linear_scale", "broadcast_mul_add", "linear_nobias"]
+
+
+def ref(name: str) -> str:
+    return os.path.join(GRAPH_REFS, name + ".py")
+
+
+class GraphDesignerTest(CliTest):
+    def sketch_of(self, name: str) -> str:
+        p, report = self.op(ref(name), "--workflow", "design_only", name=name)
+        self.assertEqual(p.returncode, 0, "%s: %s" % (name, (p.stderr or "")[-2000:]))
+        with open(os.path.join(self.dir, name, "sketch.sketch")) as f:
+            return f.read()
+
+    def test_five_spellings_one_sketch(self) -> None:
+        sketches = {name: self.sketch_of(name) for name in SPELLINGS}
+        first = sketches[SPELLINGS[0]]
+        self.assertIn("gemm(", first)
+        self.assertIn("weight(\"fc.weight\"", first)
+        self.assertIn("relu(", first)
+        for name in SPELLINGS[1:]:
+            self.assertEqual(sketches[name], first, "%s designs another sketch" % name)
+
+    def test_each_reference_verifies(self) -> None:
+        for name in DESIGNS:
+            with self.subTest(ref=name):
+                p, report = self.op(ref(name), "--trials", "2", name=name)
+                self.assertIsNotNone(report, "%s: no report: %s" % (name, p.stderr[-2000:]))
+                self.assertEqual(report.get("status"), "pass",
+                                 "%s: %s" % (name, json.dumps(report.get("error"))[:2000]))
+                if name in SPELLINGS:
+                    perf = report.get("perf") or {}
+                    print("%s: kernel %.4f ms, PyTorch %.4f ms" % (
+                        name, perf.get("kernel_ms", 0.0), perf.get("ref_ms", 0.0)))
+
+    def test_refusal_names_the_operation_and_line(self) -> None:
+        p, report = self.op(ref("grid_sample"), "--workflow", "design_only", name="grid")
+        self.assertNotEqual(p.returncode, 0)
+        detail = report["error"]["detail"] if report else p.stderr
+        self.assertIn("grid_sampler", detail)
+        self.assertIn("grid_sample.py:10", detail)
+        self.assertIn("--workflow verifier_only", detail)
+        self.assertNotIn("openai", detail.lower())
+
+
+if __name__ == "__main__":
+    unittest.main()

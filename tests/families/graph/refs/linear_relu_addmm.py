@@ -1,0 +1,21 @@
+"""Linear then ReLU as addmm and a clamp at 0."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 32)
+
+    def forward(self, x):
+        return torch.addmm(self.fc.bias, x, self.fc.weight.T).clamp(min=0)
+
+
+def get_inputs():
+    return [torch.randn(8, 64)]
+
+
+def get_init_inputs():
+    return []

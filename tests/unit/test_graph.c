@@ -1,0 +1,292 @@
+/* test_graph.c: the probe's op graph (engine/task/graph.c): parsing, validation with messages
+ * that name the value and the fault; and the graph Designer (designer_graph.c) on graphs
+ * written here as the harness's trace gives them: GEMM with an epilogue, elementwise chains
+ * with broadcasting, and the refusal that names the first operation it cannot design. */
+#include <stdlib.h>
+
+#include "akg/akg.h"
+#include "akg/backend.h"
+#include "akg/design.h"
+#include "akg/graph.h"
+#include "akg/sketch.h"
+#include "check.h"
+
+/* Linear(64, 32) then ReLU, as every spelling of it traces */
+#define LEAVES_LINEAR                                                                              \
+    "{\"id\":0,\"kind\":\"input\",\"index\":0,\"name\":\"x\",\"shape\":[8,64],\"dtype\":\"f32\","  \
+    "\"strides\":[64,1]},"                                                                         \
+    "{\"id\":1,\"kind\":\"weight\",\"name\":\"fc.weight\",\"shape\":[32,64],\"dtype\":\"f32\","    \
+    "\"strides\":[64,1]},"                                                                         \
+    "{\"id\":2,\"kind\":\"weight\",\"name\":\"fc.bias\",\"shape\":[32],\"dtype\":\"f32\","         \
+    "\"strides\":[1]},"                                                                            \
+    "{\"id\":3,\"kind\":\"op\",\"op\":\"permute\",\"args\":[1],\"attrs\":{\"perm\":[1,0]},"        \
+    "\"shape\":[64,32],\"dtype\":\"f32\",\"strides\":[1,64],\"line\":14,\"module\":\"fc\"},"       \
+    "{\"id\":4,\"kind\":\"op\",\"op\":\"matmul\",\"args\":[0,3],\"attrs\":{},\"shape\":[8,32],"    \
+    "\"dtype\":\"f32\",\"strides\":[32,1],\"line\":14,\"module\":\"fc\"},"                         \
+    "{\"id\":5,\"kind\":\"op\",\"op\":\"add\",\"args\":[4,2],\"attrs\":{},\"shape\":[8,32],"       \
+    "\"dtype\":\"f32\",\"strides\":[32,1],\"line\":14,\"module\":\"fc\"}"
+
+static const char *graph_linear_relu =
+    "{\"version\":1,\"values\":[" LEAVES_LINEAR
+    ",{\"id\":6,\"kind\":\"op\",\"op\":\"relu\",\"args\":[5],\"attrs\":{},\"shape\":[8,32],"
+    "\"dtype\":\"f32\",\"strides\":[32,1],\"line\":15,\"module\":\"\"}],\"outputs\":[6],"
+    "\"notes\":[]}";
+
+static const char *ref_linear =
+    "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(64, 32)\n"
+    "        self.act = nn.ReLU()\n\n    def forward(self, x):\n"
+    "        y = self.fc(x)\n        return self.act(y)\n\n"
+    "def get_inputs():\n    return [torch.randn(8, 64)]\n\n"
+    "def get_init_inputs():\n    return []\n";
+
+static const char *ref_xyz = "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+                             "    def forward(self, x, y, z):\n        return x * y + z\n\n"
+                             "def get_inputs():\n    return [torch.randn(8, 1, 16), "
+                             "torch.randn(4, 16), torch.randn(8, 4, 16)]\n\n"
+                             "def get_init_inputs():\n    return []\n";
+
+static const char *graph_xyz =
+    "{\"version\":1,\"values\":["
+    "{\"id\":0,\"kind\":\"input\",\"index\":0,\"name\":\"x\",\"shape\":[8,1,16],\"dtype\":\"f32\"},"
+    "{\"id\":1,\"kind\":\"input\",\"index\":1,\"name\":\"y\",\"shape\":[4,16],\"dtype\":\"f32\"},"
+    "{\"id\":2,\"kind\":\"input\",\"index\":2,\"name\":\"z\",\"shape\":[8,4,16],\"dtype\":\"f32\"},"
+    "{\"id\":3,\"kind\":\"op\",\"op\":\"mul\",\"args\":[0,1],\"attrs\":{},\"shape\":[8,4,16],"
+    "\"dtype\":\"f32\",\"line\":6},"
+    "{\"id\":4,\"kind\":\"op\",\"op\":\"add\",\"args\":[3,2],\"attrs\":{},\"shape\":[8,4,16],"
+    "\"dtype\":\"f32\",\"line\":6}],\"outputs\":[4]}";
+
+static akg_sketch *parse_checked(const char *text)
+{
+    akg_sketch *sk = NULL;
+    akg_sketch_diag_list *diags = akg_sketch_diag_list_new();
+    CHECK(akg_sketch_parse(text, strlen(text), &sk, diags) == 0);
+    if (sk)
+        CHECK(akg_sketch_check(sk, diags) == 0);
+    for (size_t i = 0; i < akg_sketch_diag_count(diags); i++) {
+        char *line = akg_sketch_diag_format("graph", akg_sketch_diag_at(diags, i));
+        fprintf(stderr, "%s\n", line);
+        free(line);
+    }
+    akg_sketch_diag_list_free(diags);
+    return sk;
+}
+
+typedef struct {
+    akg_reference *ref;
+    cJSON *probe;
+    akg_design *d;
+    int rc;
+    akg_range where;
+    char err[2048];
+} designed;
+
+/* The Designer on ref with a probe of the given inputs and graph; the sketch must check and
+ * the cpu/cpp backend must lower it. */
+static designed design(const char *src, const char *inputs, const char *graph)
+{
+    designed r = {0};
+    char probe[16384];
+    snprintf(probe, sizeof probe, "{\"inputs\":%s,\"init_inputs\":[],\"graph\":%s}", inputs, graph);
+    r.ref = akg_reference_parse(src, strlen(src), "ref.py");
+    r.probe = cJSON_Parse(probe);
+    CHECK(r.probe != NULL);
+    r.rc = akg_designer_builtin(r.ref, r.probe, NULL, 1, &r.d, &r.where, r.err, sizeof r.err);
+    if (r.d) {
+        akg_sketch *sk = parse_checked(r.d->sketch_text);
+        if (getenv("AKG_TEST_DUMP"))
+            fprintf(stderr, "%s\n", r.d->sketch_text);
+        const akg_backend *be = akg_backend_find("cpu", "cpp");
+        akg_kernel_files k;
+        memset(&k, 0, sizeof k);
+        char err[1024] = "";
+        akg_emit_request req = {.ref = r.ref, .probe = r.probe, .sketch_file = "sketch.sketch"};
+        int erc = be && be->emit && sk ? be->emit(sk, &req, &k, err, sizeof err) : -1;
+        if (erc)
+            fprintf(stderr, "emit: %s\n%s\n", err, r.d->sketch_text);
+        CHECK(erc == 0);
+        akg_kernel_files_free(&k);
+        akg_sketch_free(sk);
+    }
+    return r;
+}
+
+static void release(designed *r)
+{
+    akg_design_free(r->d);
+    cJSON_Delete(r->probe);
+    akg_reference_free(r->ref);
+}
+
+static void expect_malformed(const char *json, const char *needle)
+{
+    cJSON *j = cJSON_Parse(json);
+    akg_graph *g = NULL;
+    char err[512] = "";
+    CHECK(j != NULL);
+    CHECK(akg_graph_parse(j, &g, err, sizeof err) == AKG_EINVAL);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(err, needle);
+    cJSON_Delete(j);
+}
+
+static void test_parse(void)
+{
+    cJSON *j = cJSON_Parse(graph_linear_relu);
+    akg_graph *g = NULL;
+    char err[512] = "";
+    CHECK(akg_graph_parse(j, &g, err, sizeof err) == AKG_OK);
+    cJSON_Delete(j); /* the graph keeps its own copy */
+    if (!g)
+        return;
+    CHECK(g->n_values == 7 && g->n_outputs == 1 && g->outputs[0] == 6);
+    CHECK(g->values[0].kind == AKG_GRAPH_INPUT && g->values[0].index == 0);
+    CHECK_STR(g->values[1].name, "fc.weight");
+    CHECK(g->values[2].rank == 1 && g->values[2].shape[0] == 32);
+    CHECK_STR(g->values[4].op, "matmul");
+    CHECK(g->values[4].n_args == 2 && g->values[4].args[1].value == 3);
+    CHECK(g->values[4].line == 14 && !strcmp(g->values[4].module, "fc"));
+    CHECK(g->values[3].strides[0] == 1 && g->values[3].strides[1] == 64);
+    long perm[8];
+    CHECK(akg_graph_attr_ints(&g->values[3], "perm", perm, 8) == 2 && perm[0] == 1);
+    CHECK(g->values[4].uses == 1 && g->values[4].n_consumers == 1 &&
+          g->values[4].consumers[0] == 5);
+    CHECK(g->values[6].is_output && g->values[6].uses == 1);
+    CHECK(g->values[6].line == 15);
+    akg_graph_free(g);
+
+    /* numbers and None as arguments, a value read twice */
+    j = cJSON_Parse("{\"version\":1,\"values\":[{\"id\":0,\"kind\":\"input\",\"index\":0,"
+                    "\"name\":\"x\",\"shape\":[4],\"dtype\":\"f32\"},{\"id\":1,\"kind\":\"op\","
+                    "\"op\":\"mul\",\"args\":[0,{\"value\":0.5}],\"shape\":[4],\"dtype\":\"f32\","
+                    "\"line\":null},{\"id\":2,\"kind\":\"op\",\"op\":\"where\",\"args\":[1,1,"
+                    "{\"value\":true}],\"shape\":[4],\"dtype\":\"f32\"}],\"outputs\":[2]}");
+    CHECK(akg_graph_parse(j, &g, err, sizeof err) == AKG_OK);
+    cJSON_Delete(j);
+    if (g) {
+        CHECK(g->values[1].args[1].kind == AKG_GRAPH_ARG_NUMBER &&
+              g->values[1].args[1].number == 0.5);
+        CHECK(g->values[1].line == 0);
+        CHECK(g->values[1].uses == 2 && g->values[1].n_consumers == 1);
+        CHECK(g->values[2].args[2].is_bool && g->values[2].args[2].number == 1.0);
+        akg_graph_free(g);
+    }
+
+    expect_malformed("[]", "not an object");
+    expect_malformed("{\"version\":2,\"values\":[],\"outputs\":[]}", "unknown version");
+    expect_malformed("{\"version\":1,\"values\":[],\"outputs\":[]}", "no outputs");
+    expect_malformed("{\"version\":1,\"values\":[{\"id\":1,\"kind\":\"input\",\"index\":0,"
+                     "\"name\":\"x\",\"shape\":[4],\"dtype\":\"f32\"}],\"outputs\":[0]}",
+                     "value 0 (input): its \"id\" is not its position");
+    expect_malformed("{\"version\":1,\"values\":[{\"id\":0,\"kind\":\"input\",\"index\":0,"
+                     "\"name\":\"x\",\"shape\":[4],\"dtype\":\"float32\"}],\"outputs\":[0]}",
+                     "\"dtype\" must be one of");
+    expect_malformed("{\"version\":1,\"values\":[{\"id\":0,\"kind\":\"input\",\"index\":0,"
+                     "\"name\":\"x\",\"shape\":[4,-1],\"dtype\":\"f32\"}],\"outputs\":[0]}",
+                     "negative extent");
+    expect_malformed("{\"version\":1,\"values\":[{\"id\":0,\"kind\":\"op\",\"op\":\"relu\","
+                     "\"args\":[0],\"shape\":[4],\"dtype\":\"f32\"}],\"outputs\":[0]}",
+                     "value 0 (op relu): argument 0 refers to value 0, which is not an earlier");
+    expect_malformed("{\"version\":1,\"values\":[{\"id\":0,\"kind\":\"input\",\"index\":0,"
+                     "\"name\":\"x\",\"shape\":[4],\"dtype\":\"f32\"},{\"id\":1,\"kind\":\"op\","
+                     "\"op\":\"mul\",\"args\":[0,\"two\"],\"shape\":[4],\"dtype\":\"f32\"}],"
+                     "\"outputs\":[1]}",
+                     "value 1 (op mul): argument 1 is neither");
+    expect_malformed("{\"version\":1,\"values\":[{\"id\":0,\"kind\":\"tensor\",\"shape\":[4],"
+                     "\"dtype\":\"f32\"}],\"outputs\":[0]}",
+                     "\"kind\" must be one of");
+    expect_malformed("{\"version\":1,\"values\":[{\"id\":0,\"kind\":\"input\",\"index\":0,"
+                     "\"name\":\"x\",\"shape\":[4],\"dtype\":\"f32\"}],\"outputs\":[3]}",
+                     "output 0 is not the id of a value");
+    expect_malformed("{\"version\":1,\"values\":[{\"id\":0,\"kind\":\"op\",\"args\":[],"
+                     "\"shape\":[4],\"dtype\":\"f32\"}],\"outputs\":[0]}",
+                     "without an \"op\"");
+
+    /* a probe without a graph says why */
+    cJSON *probe = cJSON_Parse("{\"graph\":null,\"graph_error\":\"data-dependent control flow\"}");
+    CHECK(akg_graph_from_probe(probe, &g, err, sizeof err) == AKG_ENOTFOUND);
+    CHECK_CONTAINS(err, "data-dependent control flow");
+    cJSON_Delete(probe);
+}
+
+static const char *inputs_8x64 = "[{\"kind\":\"tensor\",\"shape\":[8,64],\"dtype\":\"float32\"}]";
+
+static void test_gemm_epilogue(void)
+{
+    designed r = design(ref_linear, inputs_8x64, graph_linear_relu);
+    CHECK(r.rc == AKG_OK);
+    if (r.rc)
+        fprintf(stderr, "%s\n", r.err);
+    if (r.d) {
+        CHECK_STR(r.d->family, "matmul");
+        CHECK_STR(r.d->op_name, "matmul_bias_relu");
+        const char *s = r.d->sketch_text;
+        CHECK_CONTAINS(s, "a = input(\"x\", [M, K])");
+        CHECK_CONTAINS(s, "b = weight(\"fc.weight\", [N, K])");
+        CHECK_CONTAINS(s, "v0 = weight(\"fc.bias\", [N])");
+        CHECK_CONTAINS(s, "gemm(pa_i, pb_j, acc, trans_a=True)");
+        CHECK_CONTAINS(s, "e0 = add(o, vt0)");
+        CHECK_CONTAINS(s, "e1 = relu(e0)");
+        CHECK_CONTAINS(s, "store(e1 -> c[m0+i:m0+i+MR, n0+j:n0+j+NR])");
+    }
+    release(&r);
+}
+
+static void test_broadcast_chain(void)
+{
+    const char *inputs = "[{\"kind\":\"tensor\",\"shape\":[8,1,16],\"dtype\":\"float32\"},"
+                         "{\"kind\":\"tensor\",\"shape\":[4,16],\"dtype\":\"float32\"},"
+                         "{\"kind\":\"tensor\",\"shape\":[8,4,16],\"dtype\":\"float32\"}]";
+    designed r = design(ref_xyz, inputs, graph_xyz);
+    CHECK(r.rc == AKG_OK);
+    if (r.rc)
+        fprintf(stderr, "%s\n", r.err);
+    if (r.d) {
+        CHECK_STR(r.d->family, "pointwise");
+        const char *s = r.d->sketch_text;
+        CHECK_CONTAINS(s, "x0 = input(\"x\", [D0, 1, D2])");
+        CHECK_CONTAINS(s, "x1 = input(\"y\", [D1, D2])");
+        CHECK_CONTAINS(s, "load(x0[r // (D1), 0, c0:c0+BLOCK] -> t0)");
+        CHECK_CONTAINS(s, "load(x1[r % D1, c0:c0+BLOCK] -> t1)");
+        CHECK_CONTAINS(s, "t4 = add(t3, t2)");
+    }
+    release(&r);
+}
+
+static void test_refusal(void)
+{
+    const char *graph =
+        "{\"version\":1,\"values\":["
+        "{\"id\":0,\"kind\":\"input\",\"index\":0,\"name\":\"x\",\"shape\":[8,64],\"dtype\":"
+        "\"f32\"},"
+        "{\"id\":1,\"kind\":\"op\",\"op\":\"aten.grid_sampler_2d\",\"args\":[0,0],\"attrs\":{},"
+        "\"shape\":[8,64],\"dtype\":\"f32\",\"line\":12},"
+        "{\"id\":2,\"kind\":\"op\",\"op\":\"cumsum\",\"args\":[1],\"attrs\":{\"dim\":1},"
+        "\"shape\":[8,64],\"dtype\":\"f32\",\"line\":13},"
+        "{\"id\":3,\"kind\":\"op\",\"op\":\"relu\",\"args\":[2],\"attrs\":{},"
+        "\"shape\":[8,64],\"dtype\":\"f32\",\"line\":13},"
+        "{\"id\":4,\"kind\":\"op\",\"op\":\"aten.foo\",\"args\":[3],\"attrs\":{},"
+        "\"shape\":[8,64],\"dtype\":\"f32\",\"line\":14}],\"outputs\":[4]}";
+    designed r = design(ref_linear, inputs_8x64, graph);
+    CHECK(r.rc == AKG_EUNSUPPORTED);
+    CHECK_CONTAINS(r.err, "cannot design aten.grid_sampler_2d (ref.py:12): no rule for this "
+                          "operation; 2 more operations are not covered");
+    CHECK_CONTAINS(r.err, "--workflow verifier_only");
+    CHECK(r.where.start_row == 11);
+    release(&r);
+
+    /* a graph that is malformed leaves the rules' message */
+    r = design(ref_linear, inputs_8x64, "{\"version\":1,\"values\":[],\"outputs\":[]}");
+    CHECK(r.rc == AKG_EUNSUPPORTED);
+    CHECK(strstr(r.err, "cannot design") == NULL);
+    release(&r);
+}
+
+int main(void)
+{
+    test_parse();
+    test_gemm_epilogue();
+    test_broadcast_chain();
+    test_refusal();
+    return check_summary();
+}
