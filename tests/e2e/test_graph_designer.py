@@ -15,12 +15,15 @@ GRAPH_REFS = os.path.join(SOURCE, "tests", "families", "graph", "refs")
 SPELLINGS = ["linear_relu_modules", "linear_relu_functional", "linear_relu_matmul",
              "linear_relu_addmm", "linear_relu_einsum"]
 DESIGNS = SPELLINGS + ["linear3d_gelu", "linear_scale", "broadcast_mul_add", "linear_nobias"]
+TRACER = os.path.join(SOURCE, "backends", "harness", "akg_harness", "trace.py")
 
 
 def ref(name: str) -> str:
     return os.path.join(GRAPH_REFS, name + ".py")
 
 
+@unittest.skipUnless(os.path.exists(TRACER),
+                     "the harness's probe traces no op graph yet (akg_harness/trace.py)")
 class GraphDesignerTest(CliTest):
     def sketch_of(self, name: str) -> str:
         p, report = self.op(ref(name), "--workflow", "design_only", name=name)

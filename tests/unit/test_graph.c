@@ -282,10 +282,61 @@ static void test_refusal(void)
     release(&r);
 }
 
+/* a 3-D input through Linear(64, 48) then tanh-GELU: the leading dims are rows */
+static void test_gemm_rows_of_3d(void)
+{
+    const char *graph =
+        "{\"version\":1,\"values\":["
+        "{\"id\":0,\"kind\":\"input\",\"index\":0,\"name\":\"x\",\"shape\":[4,12,64],"
+        "\"dtype\":\"f32\"},"
+        "{\"id\":1,\"kind\":\"weight\",\"name\":\"fc.weight\",\"shape\":[48,64],\"dtype\":"
+        "\"f32\"},"
+        "{\"id\":2,\"kind\":\"weight\",\"name\":\"fc.bias\",\"shape\":[48],\"dtype\":\"f32\"},"
+        "{\"id\":3,\"kind\":\"op\",\"op\":\"permute\",\"args\":[1],\"attrs\":{\"perm\":[1,0]},"
+        "\"shape\":[64,48],\"dtype\":\"f32\",\"line\":13},"
+        "{\"id\":4,\"kind\":\"op\",\"op\":\"matmul\",\"args\":[0,3],\"attrs\":{},"
+        "\"shape\":[4,12,48],\"dtype\":\"f32\",\"line\":13},"
+        "{\"id\":5,\"kind\":\"op\",\"op\":\"add\",\"args\":[4,2],\"attrs\":{},"
+        "\"shape\":[4,12,48],\"dtype\":\"f32\",\"line\":13},"
+        "{\"id\":6,\"kind\":\"op\",\"op\":\"gelu\",\"args\":[5],\"attrs\":{\"approximate\":"
+        "\"tanh\"},\"shape\":[4,12,48],\"dtype\":\"f32\",\"line\":13},"
+        "{\"id\":7,\"kind\":\"op\",\"op\":\"mul\",\"args\":[6,{\"value\":2}],\"attrs\":{},"
+        "\"shape\":[4,12,48],\"dtype\":\"f32\",\"line\":13}],\"outputs\":[7]}";
+    const char *inputs = "[{\"kind\":\"tensor\",\"shape\":[4,12,64],\"dtype\":\"float32\"}]";
+    designed r = design(ref_linear, inputs, graph);
+    CHECK(r.rc == AKG_OK);
+    if (r.d) {
+        const char *s = r.d->sketch_text;
+        CHECK_STR(r.d->op_name, "matmul_bias_gelu_tanh_mul");
+        CHECK_CONTAINS(s, "a[R, K]: f32");
+        CHECK_CONTAINS(s, "a = input(\"x\", [Z0, M, K])");
+        CHECK_CONTAINS(s, "c = output(0, [Z0, M, N])");
+        CHECK_CONTAINS(s, "e1 = gelu_tanh(e0)");
+        CHECK_CONTAINS(s, "e2 = mul(e1, 2.0)");
+    }
+    release(&r);
+
+    /* work before the product is declined at that op */
+    const char *pre =
+        "{\"version\":1,\"values\":["
+        "{\"id\":0,\"kind\":\"input\",\"index\":0,\"name\":\"x\",\"shape\":[8,64],"
+        "\"dtype\":\"f32\"},"
+        "{\"id\":1,\"kind\":\"weight\",\"name\":\"w\",\"shape\":[64,32],\"dtype\":\"f32\"},"
+        "{\"id\":2,\"kind\":\"op\",\"op\":\"relu\",\"args\":[0],\"attrs\":{},"
+        "\"shape\":[8,64],\"dtype\":\"f32\",\"line\":12},"
+        "{\"id\":3,\"kind\":\"op\",\"op\":\"matmul\",\"args\":[2,1],\"attrs\":{},"
+        "\"shape\":[8,32],\"dtype\":\"f32\",\"line\":13}],\"outputs\":[3]}";
+    r = design(ref_linear, inputs_8x64, pre);
+    CHECK(r.rc == AKG_EUNSUPPORTED);
+    CHECK_CONTAINS(r.err, "cannot design matmul (ref.py:13): a matrix product whose operands");
+    release(&r);
+}
+
 int main(void)
 {
     test_parse();
     test_gemm_epilogue();
+    test_gemm_rows_of_3d();
     test_broadcast_chain();
     test_refusal();
     return check_summary();
