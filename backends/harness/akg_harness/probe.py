@@ -12,6 +12,7 @@ from .env import WorkerEnv
 from .inputs import clone_args, describe, draw_cases, dtype_name
 from .loading import Registry
 from .models import build_reference, run_reference
+from .trace import probe_graph
 from .verify import int_field
 
 # After the first forward, this many more are timed for ref_ms when the first took under PROBE_FAST_MS.
@@ -95,6 +96,8 @@ def run_probe(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict[s
     for case in cases[1:]:
         case_out = run_reference(ref, model, clone_args(case.args, env.device), env)
         dyn_cases.append({"inputs": [describe(a) for a in case.args], "outputs": [describe(o) for o in case_out]})
+    # Last, so that whatever the traced forward does (random draws, buffer updates) changes no other answer.
+    graph = probe_graph(ref, model, clone_args(main_args, env.device))
     return {
         "ok": True,
         "init_inputs": [describe(a) for a in init],
@@ -105,4 +108,5 @@ def run_probe(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict[s
         "outputs": [describe(o) for o in outputs],
         "dyn_cases": dyn_cases,
         "ref_ms": ref_ms,
+        **graph,
     }
