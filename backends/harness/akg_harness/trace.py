@@ -40,7 +40,7 @@ from .inputs import flatten_outputs
 from .loading import Reference
 from .trace_canon import finish
 from .trace_graph import Graph, Node, numel
-from .trace_lower import CONSTANT_MAX_ELEMENTS, bind, lower_call
+from .trace_lower import CONSTANT_MAX_ELEMENTS, bind as bind_schema, lower_call
 
 # A forward that runs more ATen calls than this gets no graph.
 MAX_TRACED_OPS = 4096
@@ -95,6 +95,7 @@ class Recorder:
         self.overflow = False
         self.error: Optional[BaseException] = None
         self.input_nodes: List[int] = []
+        self.notes: List[str] = []
         self._ref_file = os.path.realpath(ref_path)
         self._code_in_ref: Dict[Any, bool] = {}
         self._by_id: Dict[int, Tuple[Any, int]] = {}
@@ -230,7 +231,7 @@ class Recorder:
             return  # queries (item(), size checks): no tensor result, nothing to record
         self.line = self._where()
         self.module = self.module_stack[-1] if self.module_stack else ""
-        b = bind(func, args, kwargs)
+        b = bind_schema(func, args, kwargs)
         results = lower_call(self, func, b, outs)
         written = [b.get(a.name) for a in func._schema.arguments
                    if a.alias_info is not None and a.alias_info.is_write]
@@ -323,7 +324,7 @@ def trace_graph(ref: Reference, model: nn.Module, args: List[Any]) -> Dict[str, 
     if recorder.error is not None:
         raise recorder.error
     outputs = [recorder.output(o) for o in flatten_outputs(result)]
-    notes = [f"output {k} is not a tensor" for k, o in enumerate(outputs) if o is None]
+    notes = recorder.notes + [f"output {k} is not a tensor" for k, o in enumerate(outputs) if o is None]
     return finish(recorder.graph, outputs, recorder.input_nodes, notes)
 
 

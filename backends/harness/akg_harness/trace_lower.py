@@ -73,8 +73,8 @@ def plain_number(v: Any) -> Any:
     if isinstance(v, torch.Size):
         return [int(x) for x in v]
     try:
-        return float(v) if isinstance(v, (torch.SymFloat,)) else int(v)  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001 - devices, layouts, anything else: its name
+        return int(v)
+    except Exception:  # noqa: BLE001 - memory formats, anything else: its name
         return str(v)
 
 
@@ -152,7 +152,11 @@ def lower_call(ctx: Any, func: Any, b: Dict[str, Any], outs: List[Optional[torch
     low = Lowering(ctx, name, func._overloadname, b, outs, func._schema)
     handler = HANDLERS.get(name)
     if handler is not None:
-        result = handler(low)
+        try:
+            result = handler(low)
+        except LookupError as exc:  # a form of the op the handler does not know: keep it as ATen
+            ctx.notes.append(f"aten.{name}: not lowered ({type(exc).__name__}: {exc})")
+            result = None
         if result is not None:
             return result
     return generic(low)
@@ -320,7 +324,7 @@ def matmul_out(low: Lowering, a: int, b: int) -> int:
     out = low.outs[0]
     if out is not None and shape == tuple(out.shape):
         return low.emit_meta("matmul", [a, b], {}, shape, out.dtype)
-    raise ValueError(f"aten.{low.name}: operands {low.node(a).shape} and {low.node(b).shape} do not make a matmul")
+    raise LookupError(f"aten.{low.name}: operands {low.node(a).shape} and {low.node(b).shape} do not make a matmul")
 
 
 @handles("mm", "bmm", "matmul", "mv", "dot", "vdot", "inner")
