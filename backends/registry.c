@@ -1,16 +1,21 @@
 /*
  * registry.c: the backends this build knows, one line each. Adding a target
- * means a folder backends/<device>/<dsl>/ with its akg_backend and a line here.
+ * means a folder backends/<device>/<dsl>/ with its akg_backend and its name in
+ * AKG_BACKENDS below.
  */
 #include <stddef.h>
 
 #include "akg/backend.h"
 
-extern const akg_backend akg_backend_cpu_cpp;
+/* The registration list: X(device_dsl) names the backend's `akg_backend akg_backend_<device_dsl>`. */
+#define AKG_BACKENDS(X) X(cpu_cpp)
+
+#define AKG_BACKEND_DECLARE(name) extern const akg_backend akg_backend_##name;
+#define AKG_BACKEND_ENTRY(name) &akg_backend_##name,
+AKG_BACKENDS(AKG_BACKEND_DECLARE)
 
 const akg_backend *const akg_backend_registry[] = {
-    &akg_backend_cpu_cpp,
-    NULL,
+    AKG_BACKENDS(AKG_BACKEND_ENTRY) NULL,
 };
 
 /* Devices and DSLs akg knows of, built here or not: a message then says "not

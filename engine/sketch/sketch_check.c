@@ -1310,6 +1310,8 @@ need_tile:
 
 static const char *const hint_kinds[] = {"parallel", "pipeline", "vectorize", "unroll", "math"};
 static const char *const hint_contexts[] = {"grididx", "threadidx", "coreidx", "warp", "simd"};
+/* How a parallel loop's iterations are dealt to its workers (sketch-grammar/README.md). */
+static const char *const parallel_schedules[] = {"block", "cyclic", "dynamic"};
 static const char *const math_modes[] = {"fast", "precise"};
 static const char *const mem_tiers[] = {"fastest", "fast", "medium", "slow"};
 static const char *const mem_others[] = {
@@ -1393,8 +1395,19 @@ static void check_hints(checker *c, const akg_sketch_stmt *st)
             if (!math)
                 math = hn;
         }
-        bool width_seen = false;
+        bool width_seen = false, schedule_seen = false;
+        bool is_parallel = strcmp(kind, "parallel") == 0;
         for (size_t a = 1; a < hn->n_args && !is_math; a++) {
+            /* parallel takes one schedule after its context */
+            if (is_parallel &&
+                in_list(hn->args[a], parallel_schedules, COUNT(parallel_schedules))) {
+                if (schedule_seen)
+                    diag(c, AKG_SKETCH_ERROR, hn->arg_spans[a],
+                         "@llm_hint(\"parallel\") takes one schedule (block, cyclic or dynamic), "
+                         "e.g. @llm_hint(\"parallel\", \"coreidx\", \"dynamic\")");
+                schedule_seen = true;
+                continue;
+            }
             /* unroll takes a count; vectorize one vector width in elements */
             if ((strcmp(kind, "unroll") == 0 || is_vectorize) && all_digits(hn->args[a])) {
                 if (is_vectorize && width_seen) {
@@ -1429,6 +1442,7 @@ static void check_hints(checker *c, const akg_sketch_stmt *st)
                      hn->args[a], more,
                      strcmp(kind, "unroll") == 0 ? ", or a count"
                      : is_vectorize              ? ", or a vector width such as 8"
+                     : is_parallel               ? ", or a schedule: block, cyclic, dynamic"
                                                  : "");
             }
         }

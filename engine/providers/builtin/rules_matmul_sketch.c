@@ -2,22 +2,23 @@
  * rules_matmul_sketch.c: the sketches of the matmul family (the designs the
  * matmul rules choose), complete and bound to the task.
  *
- * GEMM: the GotoBLAS loop order, stated in the sketch. For each NC-column
- * block of C and each KC-deep slice of K, B's block is packed by the threads
- * together into NR-column panels ([NC/NR, KC, NR], k-major inside a panel, so
- * a micro-kernel reads one contiguous row of NR per k) that all threads then
- * share; each thread takes MC-row blocks of A, packs them into MR-row panels
- * ([MC/MR, KC, MR]: the MR values of one k are contiguous) and runs every
- * (MR, NR) register tile of its block: `gemm(a_panel, b_panel, acc,
- * trans_a=True)` with acc an [MR, NR] "fastest" accumulator, which the Coder
- * keeps in vector registers for the whole slice. The first slice stores the
- * tile, later ones add to it. K is cut into balanced slices (KS = K split
- * evenly in ceil(K / KC) parts), the column and row loops stop at the
- * matrix's edge. Transposed operands are transposed while packing; a batch of
- * matrices times one matrix is one GEMM over all rows; tril/triu skip the
- * tiles the mask zeroes and mask the tiles it cuts.
- * An epilogue (the graph Designer's bias vectors and elementwise ops) runs on
- * each register tile after its last K slice, before the tile's one final store.
+ * GEMM: the GotoBLAS panels, stated in the sketch. For each NC-column block of C
+ * and each group of balanced K slices (KS = K split evenly in ceil(K / KC) parts;
+ * a group is as many slices as BG floats of panels hold), B is packed once by the
+ * threads together into NR-column panels ([slices, NC/NR, KS, NR], k-major inside a
+ * panel, so a micro-kernel reads one contiguous row of NR per k) that all threads
+ * share. The work is then cut into items, a balanced MB-row block (rounded up to
+ * MR) times a share of NS columns (a multiple of NR, at least IT items per block),
+ * that the threads take as they come free (a `dynamic` parallel loop: a thread
+ * slowed by other work takes fewer, and the items of a triangle, cheap and dear,
+ * even out). Per slice an item packs its rows of A into MR-row panels ([MC/MR, KC,
+ * MR]: the MR values of one k are contiguous) and runs every (MR, NR) register
+ * tile: `gemm(a_panel, b_panel, acc, trans_a=True)` with acc an [MR, NR] "fastest"
+ * accumulator, which the Coder keeps in vector registers for the whole slice. The
+ * first slice stores the tile, later ones add to it. IT is small (a few items per
+ * core) because every share packs its rows of A again. Transposed operands are
+ * transposed while packing; a batch of matrices times one matrix is one GEMM over
+ * all rows; tril/triu skip the tiles the mask zeroes and mask the tiles it cuts.
  *
  * Matrix-vector: ROWS rows share each 16-wide load of the vector; row blocks
  * in parallel. diag(v) @ B: row i of B scaled by v[i].
@@ -58,47 +59,59 @@ static void epilogue(akg_buf *b, const akg_matmul_spec *s, const char *ind, cons
                     creg, ind, ind, creg);
 }
 
-/* The packed GEMM of one batch item (or of the whole product) at indentation ind: per NC
- * columns and K slice B packed into panels, per balanced MB-row block A packed into panels,
- * then MR x NR register tiles. par: the panel packing and the row blocks run in parallel. */
+/* The packed GEMM of one batch item (or of the whole product) at indentation ind (see the
+ * file comment). par: B's packing and the items run in parallel. */
 static void gemm_body(akg_buf *b, const akg_matmul_spec *s, const char *ind, bool par, bool zloop,
                       const char *zi, const char *zbi, const char *rows)
 {
+    /* per NC columns and group of K slices (as many as BG floats of panels hold): B's panels
+     * packed once, by all threads together, and shared; then the items, a row block times a
+     * share of NS columns, taken by the threads as they come free, each packing its rows of
+     * A per slice and running its register tiles */
     akg_buf_appendf(b, "%sfor n0 in range(0, N, NC):\n", ind);
     akg_buf_appendf(b, "%s  nc = min(NC, N - n0)\n", ind);
-    akg_buf_appendf(b, "%s  for k0 in range(0, K, KS):\n", ind);
-    akg_buf_appendf(b, "%s    kc = min(KS, K - k0)\n", ind);
-    akg_buf_appendf(b, "%s    # B's block, packed once%s\n", ind,
-                    par ? " by all threads and shared" : "");
-    akg_buf_appendf(b, "%s    pb = alloc([NC // NR, KC, NR], llm_hint=[\"slow\"])\n", ind);
+    akg_buf_appendf(b, "%s  for k1 in range(0, K, KG):\n", ind);
+    akg_buf_appendf(b, "%s    kg = min(KG, K - k1)\n", ind);
+    akg_buf_appendf(b, "%s    pb = alloc([ceil(KG, KS), NC // NR, KS, NR], llm_hint=[\"slow\"])\n",
+                    ind);
     if (par)
         akg_buf_appendf(b, "%s    @llm_hint(\"parallel\", \"coreidx\")\n", ind);
-    akg_buf_appendf(b, "%s    for j in range(0, nc, NR):\n", ind);
+    akg_buf_appendf(b, "%s    for q in range(0, ceil(kg, KS) * ceil(nc, NR)):\n", ind);
+    akg_buf_appendf(b, "%s      kq = q // ceil(nc, NR)\n", ind);
+    akg_buf_appendf(b, "%s      jq = q %% ceil(nc, NR) * NR\n", ind);
+    akg_buf_appendf(b, "%s      kp = k1 + kq * KS\n", ind);
+    akg_buf_appendf(b, "%s      kn = min(KS, K - kp)\n", ind);
     if (s->trans_b) {
-        akg_buf_appendf(b, "%s      tb = alloc([NR, kc])\n", ind);
-        akg_buf_appendf(b, "%s      load(b[%sn0+j:n0+j+NR, k0:k0+kc] -> tb)\n", ind, zbi);
-        akg_buf_appendf(b, "%s      store(transpose(tb) -> pb[j // NR, 0:kc, :])\n", ind);
+        akg_buf_appendf(b, "%s      tb = alloc([NR, kn])\n", ind);
+        akg_buf_appendf(b, "%s      load(b[%sn0+jq:n0+jq+NR, kp:kp+kn] -> tb)\n", ind, zbi);
+        akg_buf_appendf(b, "%s      store(transpose(tb) -> pb[kq, jq // NR, 0:kn, :])\n", ind);
     } else {
-        akg_buf_appendf(b, "%s      load(b[%sk0:k0+kc, n0+j:n0+j+NR] -> pb[j // NR, 0:kc, :])\n",
-                        ind, zbi);
+        akg_buf_appendf(
+            b, "%s      load(b[%skp:kp+kn, n0+jq:n0+jq+NR] -> pb[kq, jq // NR, 0:kn, :])\n", ind,
+            zbi);
     }
     if (par)
-        akg_buf_appendf(b, "%s    @llm_hint(\"parallel\", \"coreidx\")\n", ind);
-    akg_buf_appendf(b, "%s    for m0 in range(0, %s, MB):\n", ind, rows);
+        akg_buf_appendf(b, "%s    @llm_hint(\"parallel\", \"coreidx\", \"dynamic\")\n", ind);
+    akg_buf_appendf(b, "%s    for it in range(0, ceil(%s, MB) * ceil(nc, NS)):\n", ind, rows);
+    akg_buf_appendf(b, "%s      m0 = it // ceil(nc, NS) * MB\n", ind);
+    akg_buf_appendf(b, "%s      s0 = it %% ceil(nc, NS) * NS\n", ind);
     akg_buf_appendf(b, "%s      mc = min(MB, %s - m0)\n", ind, rows);
-    akg_buf_appendf(b, "%s      pa = alloc([MC // MR, KC, MR], llm_hint=[\"medium\"])\n", ind);
-    akg_buf_appendf(b, "%s      for i in range(0, mc, MR):\n", ind);
-    if (s->trans_a) {
-        akg_buf_appendf(b, "%s        load(a[%sk0:k0+kc, m0+i:m0+i+MR] -> pa[i // MR, 0:kc, :])\n",
-                        ind, zi);
-    } else {
-        akg_buf_appendf(b, "%s        ta = alloc([MR, kc])\n", ind);
-        akg_buf_appendf(b, "%s        load(a[%sm0+i:m0+i+MR, k0:k0+kc] -> ta)\n", ind, zi);
-        akg_buf_appendf(b, "%s        store(transpose(ta) -> pa[i // MR, 0:kc, :])\n", ind);
-    }
-    akg_buf_appendf(b, "%s      for j in range(0, nc, NR):\n", ind);
+    akg_buf_appendf(b, "%s      for ks in range(0, ceil(kg, KS)):\n", ind);
+    akg_buf_appendf(b, "%s        k0 = k1 + ks * KS\n", ind);
+    akg_buf_appendf(b, "%s        kc = min(KS, K - k0)\n", ind);
+    akg_buf_appendf(b, "%s        pa = alloc([MC // MR, KC, MR], llm_hint=[\"medium\"])\n", ind);
     akg_buf_appendf(b, "%s        for i in range(0, mc, MR):\n", ind);
-    const char *in2 = "          ";
+    if (s->trans_a) {
+        akg_buf_appendf(
+            b, "%s          load(a[%sk0:k0+kc, m0+i:m0+i+MR] -> pa[i // MR, 0:kc, :])\n", ind, zi);
+    } else {
+        akg_buf_appendf(b, "%s          ta = alloc([MR, kc])\n", ind);
+        akg_buf_appendf(b, "%s          load(a[%sm0+i:m0+i+MR, k0:k0+kc] -> ta)\n", ind, zi);
+        akg_buf_appendf(b, "%s          store(transpose(ta) -> pa[i // MR, 0:kc, :])\n", ind);
+    }
+    akg_buf_appendf(b, "%s        for j in range(s0, min(s0 + NS, nc), NR):\n", ind);
+    akg_buf_appendf(b, "%s          for i in range(0, mc, MR):\n", ind);
+    const char *in2 = "            ";
     char cind[64];
     snprintf(cind, sizeof cind, "%s%s", ind, in2);
     const char *creg = zloop ? "c[z, m0+i:m0+i+MR, n0+j:n0+j+NR]" : "c[m0+i:m0+i+MR, n0+j:n0+j+NR]";
@@ -121,7 +134,7 @@ static void gemm_body(akg_buf *b, const akg_matmul_spec *s, const char *ind, boo
                         tile_ind);
         akg_buf_appendf(b, "%spa_i = alloc([kc, MR])\n%sload(pa[i // MR, 0:kc, :] -> pa_i)\n",
                         tile_ind, tile_ind);
-        akg_buf_appendf(b, "%spb_j = alloc([kc, NR])\n%sload(pb[j // NR, 0:kc, :] -> pb_j)\n",
+        akg_buf_appendf(b, "%spb_j = alloc([kc, NR])\n%sload(pb[ks, j // NR, 0:kc, :] -> pb_j)\n",
                         tile_ind, tile_ind);
         akg_buf_appendf(b,
                         "%s@llm_hint(\"vectorize\", \"simd\", 8)\n%sgemm(pa_i, pb_j, acc, "
@@ -152,7 +165,7 @@ static void gemm_body(akg_buf *b, const akg_matmul_spec *s, const char *ind, boo
                         tile_ind);
         akg_buf_appendf(b, "%spa_i = alloc([kc, MR])\n%sload(pa[i // MR, 0:kc, :] -> pa_i)\n",
                         tile_ind, tile_ind);
-        akg_buf_appendf(b, "%spb_j = alloc([kc, NR])\n%sload(pb[j // NR, 0:kc, :] -> pb_j)\n",
+        akg_buf_appendf(b, "%spb_j = alloc([kc, NR])\n%sload(pb[ks, j // NR, 0:kc, :] -> pb_j)\n",
                         tile_ind, tile_ind);
         akg_buf_appendf(b,
                         "%s@llm_hint(\"vectorize\", \"simd\", 8)\n%sgemm(pa_i, pb_j, acc, "
@@ -183,10 +196,11 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
     const char *rows = fold ? "R" : "M";
     akg_buf_appendf(
         &b,
-        "# %s: C = op(A) @ op(B) as a packed GEMM (GotoBLAS order): per NC-column block "
-        "and\n# balanced K slice, B packed by all threads into NR-column panels, then "
-        "MC-row blocks\n# of A packed into MR-row panels and run tile by tile with an "
-        "MR x NR accumulator\n# kept in registers (gemm on packed panels).\n",
+        "# %s: C = op(A) @ op(B) as a packed GEMM: per NC-column block and group of K\n"
+        "# slices, B packed by all threads into shared NR-column panels; then items of an\n"
+        "# MB-row block times NS columns, taken by the threads as they come free, each\n"
+        "# packing its rows of A into MR-row panels per slice and running them tile by\n"
+        "# tile with an MR x NR accumulator kept in registers (gemm on packed panels).\n",
         s->name);
     if (fold)
         akg_buf_puts(&b, "# A's batch dims are rows: one GEMM of R = batch * M rows.\n");
@@ -195,7 +209,7 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
                         "# %s: tiles entirely outside the triangle are stored as zeros, tiles "
                         "the diagonal cuts are masked.\n",
                         s->tri == 1 ? "tril" : "triu");
-    akg_buf_appendf(&b, "sketch %s {\n  symbols: M, N, K, KS, MB", s->name);
+    akg_buf_appendf(&b, "sketch %s {\n  symbols: M, N, K, KS, MB, NS, KG", s->name);
     if (fold)
         akg_buf_puts(&b, ", R");
     if (zloop)
@@ -217,7 +231,8 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
     akg_buf_appendf(
         &b,
         "  constexpr: MR = tune(%ld, 4), NR = tune(%ld, 8, 24), KC = tune(%ld, 128, 384), "
-        "MC = tune(%ld, 48, 144), NC = tune(%ld, 512, 2048)%s;\n",
+        "MC = tune(%ld, 48, 144), NC = tune(%ld, 512, 2048), IT = tune(4, 8, 16), BG = "
+        "2097152%s;\n",
         s->mr, s->nr, s->kc, s->mc, s->nc, zloop ? ", ZB = tune(8, 4, 16)" : "");
     /* binding */
     akg_buf_appendf(&b, "  bind: a = %s(\"%s\", [", s->a_weight ? "weight" : "input", s->a_name);
@@ -238,12 +253,15 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
         akg_buf_puts(&b, ", Z = ");
         batch_product(&b, nbatch);
     }
-    /* balanced slices of K and row blocks (rounded up to MR) of at most KC and MC */
+    /* balanced slices of K and row blocks (rounded up to MR) of at most KC and MC; column
+     * shares of NS (a multiple of NR) so that a column block has at least IT items */
     akg_buf_appendf(
         &b,
         ", KS = ceil(K, max(1, ceil(K, KC))), MB = ceil(ceil(%s, max(1, ceil(%s, MC))), "
-        "MR) * MR\n  bind: c = output(0, [",
-        rows, rows);
+        "MR) * MR\n  bind: NS = ceil(ceil(min(N, NC), max(1, ceil(IT, ceil(%s, MB)))), NR) * NR, "
+        "KG = KS * max(1, min(ceil(K, KS), BG // (KS * NC)))\n"
+        "  bind: c = output(0, [",
+        rows, rows, rows);
     dims(&b, "Z", nbatch);
     akg_buf_appendf(&b, "%sM, N])", nbatch ? ", " : "");
     if (s->tri) {

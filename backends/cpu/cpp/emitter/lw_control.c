@@ -58,6 +58,26 @@ static void lower_body(lw_ctx *L, const akg_sketch_stmt *st, int which, bool loo
     lw_lower_block(L, &b, loop);
 }
 
+/* The OpenMP schedule of a parallel loop's hint: "block" (the default) deals each worker one
+ * contiguous share, "cyclic" deals iterations round robin, "dynamic" gives the next iteration
+ * to the next free worker. */
+static const char *omp_schedule(const akg_sketch_stmt *st)
+{
+    for (size_t h = 0; h < akg_sketch_stmt_hint_count(st); h++) {
+        if (strcmp(akg_sketch_stmt_hint_arg(st, h, 0), "parallel") != 0)
+            continue;
+        for (size_t a = 1; a < akg_sketch_stmt_hint_arg_count(st, h); a++) {
+            const char *v = akg_sketch_stmt_hint_arg(st, h, a);
+            if (strcmp(v, "cyclic") == 0)
+                return "static, 1";
+            if (strcmp(v, "dynamic") == 0)
+                return "dynamic, 1";
+        }
+        break;
+    }
+    return "static";
+}
+
 /* outer_set: with collapsed_inner, the statement that sets the outer loop's variable (see
  * loop_header), or NULL. */
 void lw_do_for(lw_ctx *L, const akg_sketch_stmt *st, bool collapsed_inner, const char *outer_set)
@@ -132,7 +152,8 @@ void lw_do_for(lw_ctx *L, const akg_sketch_stmt *st, bool collapsed_inner, const
             last = lw_strf(L, "%s%s%s", last, i ? ", " : "", lastpriv.v[i]);
         if (lastpriv.n)
             last = lw_strf(L, " firstprivate(%s) lastprivate(%s)", last, last);
-        lw_line(L, "#pragma omp for schedule(static)%s%s", inner ? " collapse(2)" : "", last);
+        lw_line(L, "#pragma omp for schedule(%s)%s%s", omp_schedule(st), inner ? " collapse(2)" : "",
+                last);
         if (body.len)
             akg_buf_append(L->out, body.data, body.len);
         if (tail.len)
