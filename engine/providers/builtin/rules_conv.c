@@ -357,8 +357,25 @@ int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *fe
             break;
         }
     }
-    akg_conv_spec spec = {
-        name, ref->forward_params[input].name, specs, n, mr, 16, fb ? 256 : 512, fb ? 32 : 64};
+    /* OWB: the depthwise register tile's width. When the first layer is depthwise and its
+     * output rows are short, one tile covers a whole row (rounded up to 8 lanes, at most 12
+     * vectors of accumulators), so no row ends in a ragged tile */
+    long owb = fb ? 32 : 64;
+    if (specs[0].algo == CONV_DEPTHWISE && !fb) {
+        const cJSON *in = akg_rule_probe_input(probe, input);
+        int rank = akg_rule_rank(in);
+        long iw = rank > 0 ? akg_rule_dim(in, rank - 1) : -1;
+        const akg_conv_layer_spec *c = &specs[0];
+        if (iw > 0 && c->stride[2] > 0) {
+            long ow =
+                (iw + 2 * c->padding[2] - c->dilation[2] * (c->kernel[2] - 1) - 1) / c->stride[2] +
+                1;
+            if (ow > 0 && ow <= 96)
+                owb = (ow + 7) / 8 * 8;
+        }
+    }
+    akg_conv_spec spec = {name, ref->forward_params[input].name, specs, n, mr, 16, fb ? 256 : 512,
+                          owb};
     d->sketch_text = akg_conv_sketch(&spec);
     if (!d->sketch_text) {
         akg_design_free(d);
