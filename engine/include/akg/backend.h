@@ -27,7 +27,7 @@ struct akg_sketch;
 /* What the Coder produced for one candidate. */
 typedef struct {
     char *kernel_source;    /* the DSL source */
-    char *kernel_filename;  /* "kernel.cpp", "kernel.py", ... */
+    char *kernel_filename;  /* the source file's name, as the backend names it ("kernel.py") */
     char *library_filename; /* the build's output ("kernel_<hash>.so"), unique per source so a
                                warm worker never reuses a stale build; NULL when nothing is built */
     char *model_new_source; /* model_new.py */
@@ -45,8 +45,8 @@ typedef struct {
 } akg_emit_request;
 
 typedef struct akg_backend {
-    const char *name;         /* "cpu" */
-    const char *dsl;          /* "cpp" */
+    const char *name;         /* the device: "cpu", "cuda" */
+    const char *dsl;          /* the DSL: "triton", "cuda_c" */
     const char *device_kind;  /* the harness pool it runs in: "cpu", "cuda" */
     const char *default_arch; /* "x86_64" */
     const char *config_path;  /* the DSL's config.yaml, relative to akg_data_dir() */
@@ -67,7 +67,7 @@ typedef struct akg_backend {
 const akg_backend *akg_backend_find(const char *name, const char *dsl);
 /* The registry, NULL-terminated, in registration order. */
 const akg_backend *const *akg_backend_list(void);
-/* "cpu/cpp, ..." for messages and --help, into buf. */
+/* "device/dsl, ..." of every backend, for messages and --help, into buf. */
 void akg_backend_names(char *buf, size_t len);
 /* AKG_OK when (name, dsl) has a backend; otherwise AKG_EUNSUPPORTED with a
  * message saying whether the device or DSL is unknown or only not in this
