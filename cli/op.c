@@ -63,6 +63,10 @@ static void op_usage(FILE *f)
             "  --verify-timeout S     seconds each harness request and build may take\n"
             "  --max-step N           attempts of the Conductor loop (default from config)\n"
             "  --trials N             verification trials (default 5)\n"
+            "  --min-speedup X        a verified kernel below X times the reference's speed\n"
+            "                         sends the remaining attempts to other designs; the\n"
+            "                         fastest verified one is kept (default: config's\n"
+            "                         profile_settings.min_speedup, else 1.0)\n"
             "  --seed N               base seed (default: drawn and recorded)\n"
             "  --output DIR           run folder (default akg_output/<op>_<dsl>_<time>_<id>)\n"
             "  --python PATH          harness interpreter (default $AKG_PYTHON or /usr/bin/python3)\n"
@@ -71,7 +75,8 @@ static void op_usage(FILE *f)
             "  --quiet                no progress on stderr\n"
             "\n"
             "exit status: 0 a kernel passed (or was written, for kernelgen_only/design_only),\n"
-            "1 no kernel passed (or the sketch does not check), 2 usage error.\n",
+            "also one slower than the reference (the summary and report.json's verdict say\n"
+            "so), 1 no kernel passed (or the sketch does not check), 2 usage error.\n",
             providers);
 }
 
@@ -82,6 +87,35 @@ static const char *num_str(const cJSON *o, const char *key, char *buf, size_t n,
         return "-";
     snprintf(buf, n, fmt, v->valuedouble);
     return buf;
+}
+
+/* One line for the candidates when the Conductor tried more than one verified kernel: each
+ * attempt's speedup, and the one kept. */
+static void print_candidates(const cJSON *r)
+{
+    const cJSON *cands = cJSON_GetObjectItem(r, "candidates"), *c;
+    int timed = 0;
+    cJSON_ArrayForEach(c, cands) timed += cJSON_IsNumber(cJSON_GetObjectItem(c, "speedup"));
+    if (timed < 2)
+        return;
+    printf("tried:   ");
+    cJSON_ArrayForEach(c, cands)
+    {
+        const cJSON *step = cJSON_GetObjectItem(c, "step"), *sp = cJSON_GetObjectItem(c, "speedup");
+        if (cJSON_IsNumber(sp))
+            printf(" attempt %d %.2fx%s%s;", step ? step->valueint : 0, sp->valuedouble,
+                   sp->valuedouble < 1.0 ? " (slower)" : "",
+                   cJSON_IsTrue(cJSON_GetObjectItem(c, "kept")) ? " kept" : "");
+        else
+            printf(" attempt %d %s;", step ? step->valueint : 0,
+                   cJSON_GetStringValue(cJSON_GetObjectItem(c, "error_class"))
+                       ? cJSON_GetStringValue(cJSON_GetObjectItem(c, "error_class"))
+                       : "failed");
+    }
+    const char *end = cJSON_GetStringValue(cJSON_GetObjectItem(r, "search_end"));
+    if (end)
+        printf(" %s", end);
+    printf("\n");
 }
 
 static void print_summary(op_ctx *c, const akg_event *ev)
@@ -128,6 +162,15 @@ static void print_summary(op_ctx *c, const akg_event *ev)
                num_str(perf, "speedup", b1, sizeof b1, "%.2f"),
                num_str(perf, "ref_ms", b2, sizeof b2, "%.4f"),
                num_str(perf, "kernel_ms", b3, sizeof b3, "%.4f"));
+    print_candidates(r);
+    const char *verdict = cJSON_GetStringValue(cJSON_GetObjectItem(r, "verdict_detail"));
+    if (verdict && cJSON_IsTrue(cJSON_GetObjectItem(perf, "slower_than_reference"))) {
+        const cJSON *sp = cJSON_GetObjectItem(perf, "speedup");
+        double s = cJSON_IsNumber(sp) ? sp->valuedouble : 0;
+        printf("SLOWER:   the kernel is verified but slower than the reference: it takes %.2fx "
+               "the reference's time (%.2fx speedup); it is not a drop-in speedup\n",
+               s > 0 ? 1.0 / s : 0, s);
+    }
     if (err)
         printf("error:    %s: %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(err, "class")),
                cJSON_GetStringValue(cJSON_GetObjectItem(err, "detail")));
@@ -196,7 +239,7 @@ int cli_op(int argc, char **argv)
     const char *workflow = NULL, *kernel = NULL, *provider = "builtin", *devices = NULL;
     const char *threads = NULL, *verify_timeout = NULL, *output = NULL, *max_step = NULL;
     const char *trials = NULL, *seed = NULL, *python = NULL, *store = NULL, *sketch = NULL;
-    const char *design_check = NULL;
+    const char *design_check = NULL, *min_speedup = NULL;
     int help = 0, quiet = 0, json = 0;
     cli_flag flags[] = {
         {"framework", 1, &framework, NULL}, {"backend", 1, &backend, NULL},
@@ -208,6 +251,7 @@ int cli_op(int argc, char **argv)
         {"trials", 1, &trials, NULL},       {"seed", 1, &seed, NULL},
         {"python", 1, &python, NULL},       {"store", 1, &store, NULL},
         {"sketch", 1, &sketch, NULL},       {"design-check", 1, &design_check, NULL},
+        {"min-speedup", 1, &min_speedup, NULL},
         {"help", 0, NULL, &help},           {"quiet", 0, NULL, &quiet},
         {"json", 0, NULL, &json},           {NULL, 0, NULL, NULL},
     };
@@ -314,6 +358,7 @@ int cli_op(int argc, char **argv)
     jo.max_step = max_step ? atoi(max_step) : 0;
     jo.trials = trials ? atoi(trials) : 0;
     jo.seed = seed ? strtoull(seed, NULL, 10) : 0;
+    jo.min_speedup = min_speedup ? atof(min_speedup) : 0;
     int rc = akg_job_start(c.engine, &jo, on_event, &c, &c.job, err, sizeof err);
     if (rc != AKG_OK) {
         fprintf(stderr, "akg_cli op: %s\n", err);

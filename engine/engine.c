@@ -294,6 +294,8 @@ static void job_free(akg_job *j)
     cJSON_Delete(j->verify);
     cJSON_Delete(j->profile);
     cJSON_Delete(j->candidates);
+    cJSON_Delete(j->tried);
+    cJSON_Delete(j->best);
     cJSON_Delete(j->final_error);
     free(j);
 }
@@ -434,7 +436,11 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     j->warmup_times = (int)akg_config_number(config, "profile_settings.warmup_times", 5);
     j->compiled_baseline = opts->compiled_baseline > 0;
     j->seed = opts->seed ? opts->seed : (unsigned long long)(uv_hrtime() % 1000000007ULL);
+    j->min_speedup = opts->min_speedup > 0
+                         ? opts->min_speedup
+                         : akg_config_number(config, "profile_settings.min_speedup", 1.0);
     j->candidates = cJSON_CreateArray();
+    j->tried = cJSON_CreateArray();
     j->started_ms = akg_now_ms();
     uv_timer_init(engine->loop, &j->kick);
     j->kick.data = j;

@@ -78,6 +78,7 @@ struct akg_job {
     double verify_timeout_s;
     int max_step, trials, run_times, warmup_times;
     int compiled_baseline; /* profile also times torch.compile of the reference */
+    double min_speedup;    /* a verified kernel below it asks for another design */
     unsigned long long seed;
 
     cJSON *config;
@@ -106,6 +107,12 @@ struct akg_job {
     cJSON *verify;       /* last verify answer */
     cJSON *profile;      /* last profile answer */
     cJSON *candidates;   /* array of candidate summaries */
+    cJSON *tried;        /* the sketch texts designed so far (strings), for the Designer */
+    /* the fastest verified candidate kept while other designs are tried: its step, speedup,
+     * verify and profile answers, design, sketch text, snapshot folder and file names */
+    cJSON *best;
+    int kept_step;          /* the candidate the job ended with (its files are the run's) */
+    const char *search_end; /* why the search for a faster design ended (static), or NULL */
     akg_harness_req *hreq;
     akg_child *child;
     uv_timer_t kick;

@@ -99,6 +99,18 @@ static void result_diagnostics(cJSON *list, akg_lsp_server *s, akg_lsp_document 
         add_diag(list, s, doc, ref->model_name_range, SEV_INFO, "stale-result", msg);
         return;
     }
+    if (strcmp(status, "pass") == 0 &&
+        cJSON_IsTrue(akg_lsp_param(entry, "report.perf.slower_than_reference"))) {
+        /* verified, but not a kernel to put in place of forward: never shown as done */
+        double sp = akg_lsp_result_number(entry, "report.perf.speedup");
+        snprintf(msg, sizeof msg,
+                 "%s: the kernel is verified but slower than the reference (%.2fx, %.2fx its "
+                 "time); it is not a drop-in speedup",
+                 target, sp, sp > 0 ? 1.0 / sp : 0);
+        add_diag(list, s, doc, ref->has_forward ? ref->forward_name_range : ref->model_name_range,
+                 SEV_WARNING, "slower-than-reference", msg);
+        return;
+    }
     if (strcmp(status, "fail") != 0 && strcmp(status, "error") != 0)
         return;
     const char *cls = akg_lsp_result_string(entry, "report.error.class");

@@ -33,7 +33,9 @@ void akg_lsp_results_markdown(akg_buf *b, const cJSON *results)
         char target[80];
         akg_lsp_result_target(e, target, sizeof target);
         const char *status = akg_lsp_result_status(e);
-        akg_buf_appendf(b, "| %s | %s%s |", target, status,
+        int slower = cJSON_IsTrue(akg_lsp_param(e, "report.perf.slower_than_reference"));
+        akg_buf_appendf(b, "| %s | %s%s%s |", target, status,
+                        slower ? " (slower than the reference)" : "",
                         cJSON_IsTrue(akg_lsp_param(e, "stale")) ? " (stale)" : "");
         double speedup = akg_lsp_result_number(e, "report.perf.speedup");
         if (isnan(speedup))
@@ -60,6 +62,17 @@ void akg_lsp_results_markdown(akg_buf *b, const cJSON *results)
         if (cls || detail)
             akg_buf_appendf(b, "\n%s: **%s** %.400s\n", target, cls ? cls : "error",
                             detail ? detail : "");
+        if (cJSON_IsTrue(akg_lsp_param(e, "report.perf.slower_than_reference"))) {
+            double sp = akg_lsp_result_number(e, "report.perf.speedup");
+            double kept = akg_lsp_result_number(e, "report.kept_step");
+            akg_buf_appendf(b,
+                            "\n%s: **slower than the reference** (%.2fx): the kernel is verified "
+                            "but not a drop-in speedup",
+                            target, sp);
+            if (!isnan(kept))
+                akg_buf_appendf(b, "; the fastest of the designs tried (attempt %.0f)", kept);
+            akg_buf_puts(b, "\n");
+        }
         if (akg_lsp_result_report_path(e, path, sizeof path)) {
             char *uri = akg_lsp_path_to_uri(path);
             akg_buf_appendf(b, "\n%s report: [%s](%s)\n", target, path, uri ? uri : "");

@@ -191,7 +191,11 @@ static void job_done(akg_lsp_server *s, akg_lsp_job *j, const akg_event *ev)
     if (!err_detail && ev->status == AKG_JOB_ERROR)
         err_detail = ev->message;
 
-    if (ev->status == AKG_JOB_PASS && !isnan(speedup))
+    if (ev->status == AKG_JOB_PASS && !isnan(speedup) && speedup < 1.0)
+        snprintf(j->last_message, sizeof j->last_message,
+                 "verified, but slower than the reference: %.2fx (not a drop-in speedup)",
+                 speedup);
+    else if (ev->status == AKG_JOB_PASS && !isnan(speedup))
         snprintf(j->last_message, sizeof j->last_message, "verified, %.2fx", speedup);
     else if (err_class || err_detail)
         snprintf(j->last_message, sizeof j->last_message, "%s: %s", status,
@@ -215,6 +219,8 @@ static void job_done(akg_lsp_server *s, akg_lsp_job *j, const akg_event *ev)
         cJSON_AddNullToObject(p, "speedup");
     else
         cJSON_AddNumberToObject(p, "speedup", speedup);
+    cJSON_AddBoolToObject(p, "slowerThanReference",
+                          ev->status == AKG_JOB_PASS && !isnan(speedup) && speedup < 1.0);
     if (err_class || err_detail) {
         cJSON *e = cJSON_AddObjectToObject(p, "error");
         cJSON_AddStringToObject(e, "class", err_class ? err_class : "error");
@@ -235,6 +241,9 @@ static void job_done(akg_lsp_server *s, akg_lsp_job *j, const akg_event *ev)
     akg_lsp_results_remember(s, j->id, j->path, j->hash, j->backend, j->dsl, j->arch, j->workflow,
                              status, report);
     int is_design = j->workflow && strcmp(j->workflow, "design_only") == 0;
+    int slower = ev->status == AKG_JOB_PASS && !isnan(speedup) && speedup < 1.0;
+    if (slower) /* a verified kernel that loses to PyTorch is said, not shown as done */
+        akg_lsp_show_message(s, 2, "akg %s %s: %s", j->title, status, j->last_message);
     if (kernel && !is_design && s->caps.show_document &&
         (ev->status == AKG_JOB_PASS || ev->status == AKG_JOB_UNVERIFIED))
         show_document(s, kernel, 0);

@@ -52,6 +52,7 @@ static void stage_build(akg_job *j);
 static void stage_verify(akg_job *j);
 static void stage_profile(akg_job *j);
 static void job_finish(akg_job *j, akg_job_status status, const char *cls, const char *detail);
+static void finish_with_best(akg_job *j, const char *why);
 
 static int wf(const akg_job *j, const char *name)
 {
@@ -327,6 +328,10 @@ static void conductor_decide(akg_job *j, const char *cls, const char *detail, co
         job_finish(j, AKG_JOB_FAIL, "design_error", msg);
         return;
     }
+    if (j->best && j->attempt >= j->max_step) {
+        finish_with_best(j, "the attempts are spent (the last one failed)");
+        return;
+    }
     if (wf(j, "verifier_only") || j->attempt >= j->max_step) {
         char msg[1024];
         if (wf(j, "verifier_only"))
@@ -402,6 +407,150 @@ static void conductor_route(akg_job *j, const char *cls, const char *detail, con
     } else {
         conductor_decide(j, cls, detail, ans, 1, "verify");
     }
+}
+
+/* ---------- the fastest verified candidate ---------- */
+
+/* A verified kernel below the job's min_speedup (1.0: slower than the reference) is kept while
+ * the remaining attempts go to other designs: its files are copied to candidates/<step>/ and the
+ * fastest of them is what the job ends with, whatever happens to the later attempts. */
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static int copy_file(const char *from, const char *to, char *err, size_t errlen)
+{
+    char *data = NULL;
+    size_t len = 0;
+    int rc = akg_read_file(from, 256u << 20, &data, &len, err, errlen);
+    if (rc == AKG_OK)
+        rc = akg_write_file(to, data, len, err, errlen);
+    free(data);
+    return rc;
+}
+
+/* The Designer may answer a slow kernel with another design (not a user's sketch, not a kernel
+ * given to verify). */
+static int may_redesign(const akg_job *j)
+{
+    return !j->user_sketch_path && !wf(j, "verifier_only");
+}
+
+static int already_tried(const akg_job *j, const char *sketch_text)
+{
+    const cJSON *t;
+    cJSON_ArrayForEach(t, j->tried)
+    {
+        const char *s = cJSON_GetStringValue(t);
+        if (s && strcmp(s, sketch_text) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Copies the current candidate's files to candidates/<step>/ and returns its record for
+ * j->best (the caller owns it), or NULL with err filled. */
+static cJSON *snapshot_candidate(akg_job *j, double speedup, char *err, size_t errlen)
+{
+    char rel[64];
+    snprintf(rel, sizeof rel, "candidates/%d", j->attempt);
+    char *dir = join_path(j->out_dir, rel);
+    cJSON *rec = cJSON_CreateObject();
+    cJSON *names = cJSON_AddObjectToObject(rec, "files");
+    if (!dir || !rec || !names) {
+        free(dir);
+        cJSON_Delete(rec);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    int rc = akg_mkdirs(dir, err, errlen);
+    const char *const keys[] = {"sketch", "kernel", "model_new", "library"};
+    const char *const paths[] = {j->sketch_path, j->kernel_src_path, j->model_new_path,
+                                 j->lib_path};
+    for (size_t i = 0; i < 4 && rc == AKG_OK; i++) {
+        if (!paths[i])
+            continue;
+        char *to = join_path(dir, base_name(paths[i]));
+        rc = to ? copy_file(paths[i], to, err, errlen) : AKG_ENOMEM;
+        free(to);
+        cJSON_AddStringToObject(names, keys[i], base_name(paths[i]));
+    }
+    if (rc != AKG_OK) {
+        free(dir);
+        cJSON_Delete(rec);
+        return NULL;
+    }
+    cJSON_AddNumberToObject(rec, "step", j->attempt);
+    cJSON_AddNumberToObject(rec, "speedup", speedup);
+    cJSON_AddStringToObject(rec, "dir", dir);
+    cJSON_AddItemToObject(rec, "verify", cJSON_Duplicate(j->verify, 1));
+    cJSON_AddItemToObject(rec, "profile", cJSON_Duplicate(j->profile, 1));
+    if (j->design_info)
+        cJSON_AddItemToObject(rec, "design", cJSON_Duplicate(j->design_info, 1));
+    cJSON_AddStringToObject(rec, "sketch_text", j->sketch_text ? j->sketch_text : "");
+    free(dir);
+    return rec;
+}
+
+/* Puts the kept candidate's files back in the run folder, in place of the last attempt's. */
+static int restore_best(akg_job *j, char *err, size_t errlen)
+{
+    const cJSON *names = cJSON_GetObjectItem(j->best, "files");
+    const char *dir = ans_str(j->best, "dir", "");
+    char **const paths[] = {&j->sketch_path, &j->kernel_src_path, &j->model_new_path, &j->lib_path};
+    const char *const keys[] = {"sketch", "kernel", "model_new", "library"};
+    for (size_t i = 0; i < 4; i++) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(names, keys[i]));
+        if (*paths[i] && (!name || strcmp(base_name(*paths[i]), name) != 0))
+            remove(*paths[i]); /* the last attempt's file of another name */
+        free(*paths[i]);
+        *paths[i] = NULL;
+        if (!name)
+            continue;
+        char *from = join_path(dir, name), *to = join_path(j->out_dir, name);
+        int rc = from && to ? copy_file(from, to, err, errlen) : AKG_ENOMEM;
+        free(from);
+        if (rc != AKG_OK) {
+            free(to);
+            return rc;
+        }
+        *paths[i] = to;
+    }
+    return AKG_OK;
+}
+
+/* Ends the job with the fastest verified candidate (j->best), its files in the run folder
+ * and its verification and timing in the report; why: the reason the search ended. */
+static void finish_with_best(akg_job *j, const char *why)
+{
+    char err[512];
+    if (restore_best(j, err, sizeof err) != AKG_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "the kept candidate's files could not be restored: %s", err);
+        job_finish(j, AKG_JOB_ERROR, "io_error", msg);
+        return;
+    }
+    cJSON_Delete(j->verify);
+    j->verify = cJSON_Duplicate(cJSON_GetObjectItem(j->best, "verify"), 1);
+    cJSON_Delete(j->profile);
+    j->profile = cJSON_Duplicate(cJSON_GetObjectItem(j->best, "profile"), 1);
+    cJSON_Delete(j->design_info);
+    const cJSON *design = cJSON_GetObjectItem(j->best, "design");
+    j->design_info = design ? cJSON_Duplicate(design, 1) : NULL;
+    free(j->sketch_text);
+    j->sketch_text = akg_strdup(ans_str(j->best, "sketch_text", ""));
+    j->kept_step = (int)ans_num(j->best, "step");
+    j->search_end = why;
+    double s = ans_num(j->best, "speedup");
+    char msg[1024];
+    snprintf(msg, sizeof msg,
+             "conductor: %s; keeping the fastest verified candidate, attempt %d (%.2fx%s)", why,
+             j->kept_step, s, s < 1.0 ? ", slower than the reference" : "");
+    emit_log(j, s < 1.0 ? AKG_LOG_WARN : AKG_LOG_INFO, msg);
+    job_finish(j, AKG_JOB_PASS, NULL, NULL);
 }
 
 /* ---------- stages ---------- */
@@ -657,6 +806,16 @@ static void on_designed(const akg_design_answer *a, void *user)
         job_finish(j, AKG_JOB_CANCELLED, "cancelled", "cancelled");
         return;
     }
+    if (a->status != AKG_OK && j->best) {
+        /* asked for a faster design, the Designer has none: the kept candidate stands */
+        char why[1024];
+        snprintf(why, sizeof why, "the Designer has no other design (%s)",
+                 a->message ? a->message : akg_strerror(a->status));
+        cJSON_DeleteItemFromObject(j->best, "why");
+        cJSON_AddStringToObject(j->best, "why", why);
+        finish_with_best(j, ans_str(j->best, "why", "the Designer has no other design"));
+        return;
+    }
     if (a->status != AKG_OK) {
         if (a->has_where)
             set_error_place(j, NULL, NULL, a->where.start_row + 1, a->where.start_col + 1,
@@ -711,6 +870,11 @@ static void on_designed(const akg_design_answer *a, void *user)
         return;
     }
     akg_sketch_diag_list_free(diags);
+    if (j->best && already_tried(j, j->sketch_text)) {
+        finish_with_best(j, "the Designer's answer is a design already tried");
+        return;
+    }
+    cJSON_AddItemToArray(j->tried, cJSON_CreateString(j->sketch_text));
     design_ready(j);
 }
 
@@ -747,6 +911,10 @@ static void stage_design(akg_job *j)
     char err[1024];
     if (open_session(j))
         return;
+    if (j->feedback) { /* what was designed so far, so that no design is offered twice */
+        cJSON_DeleteItemFromObject(j->feedback, "tried");
+        cJSON_AddItemToObject(j->feedback, "tried", cJSON_Duplicate(j->tried, 1));
+    }
     akg_design_request req = {.ref = j->ref,
                               .probe = j->probe,
                               .feedback = j->feedback,
@@ -764,6 +932,10 @@ static void on_coded(akg_code_answer *a, void *user)
     j->pop = NULL;
     if (j->cancelled || a->status == AKG_ECANCELED) {
         job_finish(j, AKG_JOB_CANCELLED, "cancelled", "cancelled");
+        return;
+    }
+    if ((a->status != AKG_OK || !a->files) && j->best) {
+        finish_with_best(j, "the Coder could not lower the next design");
         return;
     }
     if (a->status != AKG_OK || !a->files) {
@@ -987,6 +1159,71 @@ static void stage_verify(akg_job *j)
         akg_harness_set_progress(j->hreq, on_verify_progress, j);
 }
 
+/* A verified kernel: below min_speedup (by default: slower than the reference), with
+ * attempts left and a Designer to ask, it is kept (candidates/<step>/) and the next attempt goes
+ * to the Designer with feedback of class "slow" (the speedup, and every sketch tried, so that
+ * no design is offered twice); otherwise the job ends with the fastest verified candidate. */
+static void conductor_judge_speed(akg_job *j, cJSON *cand, double speedup)
+{
+    int better = !j->best || speedup > ans_num(j->best, "speedup");
+    if (speedup >= j->min_speedup || !may_redesign(j) || j->attempt >= j->max_step) {
+        if (!better) {
+            finish_with_best(j, speedup >= j->min_speedup ? "a faster design was found"
+                                                          : "the attempts are spent");
+            return;
+        }
+        j->kept_step = j->attempt;
+        j->search_end = speedup >= j->min_speedup ? NULL
+                        : !may_redesign(j)        ? "the design is not the Designer's to replace"
+                                                  : "the attempts are spent";
+        job_finish(j, AKG_JOB_PASS, NULL, NULL);
+        return;
+    }
+    char err[512];
+    if (better) {
+        cJSON *rec = snapshot_candidate(j, speedup, err, sizeof err);
+        if (!rec) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "the candidate could not be kept: %s", err);
+            job_finish(j, AKG_JOB_ERROR, "io_error", msg);
+            return;
+        }
+        cJSON_Delete(j->best);
+        j->best = rec;
+        cJSON_AddStringToObject(cand, "dir", ans_str(rec, "dir", ""));
+    }
+    char detail[512];
+    double ref_ms = ans_num(j->profile, "ref_ms"), kernel_ms = ans_num(j->profile, "kernel_ms");
+    if (speedup < 1.0)
+        snprintf(detail, sizeof detail,
+                 "the kernel is verified but slower than the reference: %.2fx (kernel %.4f ms, "
+                 "reference %.4f ms)",
+                 speedup, kernel_ms, ref_ms);
+    else
+        snprintf(detail, sizeof detail,
+                 "the kernel is verified but below the wanted speedup %.2fx: %.2fx (kernel %.4f "
+                 "ms, reference %.4f ms)",
+                 j->min_speedup, speedup, kernel_ms, ref_ms);
+    cJSON_Delete(j->feedback);
+    j->feedback = cJSON_CreateObject();
+    cJSON_AddStringToObject(j->feedback, "class", "slow");
+    cJSON_AddStringToObject(j->feedback, "detail", detail);
+    cJSON_AddNumberToObject(j->feedback, "speedup", speedup);
+    cJSON_AddNumberToObject(j->feedback, "ref_ms", ref_ms);
+    cJSON_AddNumberToObject(j->feedback, "kernel_ms", kernel_ms);
+    cJSON_AddNumberToObject(j->feedback, "min_speedup", j->min_speedup);
+    cJSON_AddNumberToObject(j->feedback, "best_speedup", ans_num(j->best, "speedup"));
+    char msg[1200];
+    snprintf(msg, sizeof msg,
+             "conductor: attempt %d: %s; asking the Designer for another design (attempt %d/%d)",
+             j->attempt, detail, j->attempt + 1, j->max_step);
+    emit_log(j, AKG_LOG_WARN, msg);
+    if (stopped(j))
+        return;
+    j->attempt++;
+    stage_design(j);
+}
+
 static void on_profiled(akg_job *j, const cJSON *ans)
 {
     cJSON_Delete(j->profile);
@@ -1001,16 +1238,19 @@ static void on_profiled(akg_job *j, const cJSON *ans)
                  ans_str(ans, "detail", ""));
     if (!report_answer(j, AKG_EVENT_PROFILE, "profile", ans, msg))
         return;
+    double speedup = ans_num(ans, "speedup");
     cJSON *cand = cJSON_CreateObject();
     cJSON_AddNumberToObject(cand, "step", j->attempt);
     cJSON_AddStringToObject(cand, "status", "pass");
+    cJSON_AddNumberToObject(cand, "ref_ms", ans_num(ans, "ref_ms"));
     cJSON_AddNumberToObject(cand, "kernel_ms", ans_num(ans, "kernel_ms"));
-    cJSON_AddNumberToObject(cand, "speedup", ans_num(ans, "speedup"));
+    cJSON_AddNumberToObject(cand, "speedup", speedup);
+    cJSON_AddBoolToObject(cand, "slower_than_reference", speedup < 1.0);
     if (j->design_info)
         cJSON_AddItemToObject(cand, "design", cJSON_Duplicate(j->design_info, 1));
     cJSON_AddItemToArray(j->candidates, cand);
     akg__store_candidate(j, "pass", NULL, NULL, ans_num(ans, "ref_ms"), ans_num(ans, "kernel_ms"));
-    job_finish(j, AKG_JOB_PASS, NULL, NULL);
+    conductor_judge_speed(j, cand, speedup);
 }
 
 static void stage_profile(akg_job *j)

@@ -134,6 +134,32 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
                                      NULL};
         for (int i = 0; keys[i]; i++)
             copy_item(p, j->profile, keys[i]);
+        const cJSON *sp = cJSON_GetObjectItem(j->profile, "speedup");
+        if (cJSON_IsNumber(sp)) {
+            /* a verified kernel slower than the reference is never offered silently */
+            int slower = sp->valuedouble < 1.0;
+            cJSON_AddBoolToObject(p, "slower_than_reference", slower);
+            cJSON_AddStringToObject(p, "verdict", slower ? "slower" : "faster");
+            cJSON_AddNumberToObject(p, "min_speedup", j->min_speedup);
+            if (status == AKG_JOB_PASS) {
+                char text[256];
+                if (slower)
+                    snprintf(text, sizeof text,
+                             "verified, but %.2fx: slower than the reference (%.2fx its time); "
+                             "not a drop-in speedup",
+                             sp->valuedouble, sp->valuedouble > 0 ? 1.0 / sp->valuedouble : 0);
+                else
+                    snprintf(text, sizeof text, "verified, %.2fx faster than the reference",
+                             sp->valuedouble);
+                cJSON_AddStringToObject(r, "verdict", slower ? "slower" : "faster");
+                cJSON_AddStringToObject(r, "verdict_detail", text);
+            }
+        }
+    }
+    if (j->kept_step > 0) {
+        cJSON_AddNumberToObject(r, "kept_step", j->kept_step);
+        if (j->search_end)
+            cJSON_AddStringToObject(r, "search_end", j->search_end);
     }
     cJSON *paths = cJSON_AddObjectToObject(r, "paths");
     if (j->out_dir)
@@ -172,7 +198,17 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
         for (int i = 0; keys[i]; i++)
             copy_item(t, j->probe, keys[i]);
     }
-    cJSON_AddItemToObject(r, "candidates", cJSON_Duplicate(j->candidates, 1));
+    cJSON *cands = cJSON_AddItemToObject(r, "candidates", cJSON_Duplicate(j->candidates, 1))
+                       ? cJSON_GetObjectItem(r, "candidates")
+                       : NULL;
+    cJSON *c;
+    cJSON_ArrayForEach(c, cands)
+    {
+        const cJSON *step = cJSON_GetObjectItem(c, "step");
+        if (j->kept_step > 0 && cJSON_IsNumber(step) && step->valueint == j->kept_step &&
+            cJSON_IsNumber(cJSON_GetObjectItem(c, "speedup")))
+            cJSON_AddBoolToObject(c, "kept", 1);
+    }
     if (j->store_failures || !j->store_run)
         cJSON_AddStringToObject(r, "store_error", j->store_error);
     return r;

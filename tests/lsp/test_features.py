@@ -439,6 +439,32 @@ class StoredResults(FeatureCase):
             "fail", None, {"class": "numerical_mismatch", "detail": "3 of 262144 elements differ"}))
         return path
 
+    def test_slower_kernel_is_a_warning_not_done(self):
+        # a verified kernel slower than PyTorch: the hover and a Warning say so
+        path = self.copy_ref("relu.py")
+        c = self.start()
+        uri = c.open(path)
+        self.diagnostics(c, uri)
+        c.shutdown_and_exit()
+        rep = self.report("pass", 0.62)
+        rep["perf"]["slower_than_reference"] = True
+        rep["verdict"] = "slower"
+        rep["kept_step"] = 2
+        self.store_run(path, "cpu", "cpp", "pass", rep, speedup=0.62)
+        c = self.start()
+        uri = c.open(path)
+        d = self.diagnostics(c, uri, 1)
+        slow = [x for x in d if x.get("code") == "slower-than-reference"]
+        self.assertEqual(len(slow), 1, d)
+        self.assertEqual(slow[0]["severity"], 2)
+        self.assertIn("slower than the reference (0.62x", slow[0]["message"])
+        self.assertIn("not a drop-in speedup", slow[0]["message"])
+        mline, mcol = self.line_of(path, "Model")
+        h = self.hover(c, uri, mline, mcol + 2)["result"]["contents"]["value"]
+        self.assertIn("pass (slower than the reference)", h)
+        self.assertIn("**slower than the reference** (0.62x)", h)
+        self.assertIn("attempt 2", h)
+
     def test_hover_lens_inlay_diagnostics_after_restart(self):
         path = self.prepare()
         c = self.start()

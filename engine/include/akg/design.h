@@ -80,6 +80,8 @@ typedef struct akg_design {
     int parallel;    /* 1: the sketch's outer loop carries a parallel hint */
     int vectorize;   /* 1: its inner computations carry vectorize hints */
     int nontemporal; /* pointwise: the store carries a nontemporal hint */
+    int pow_reduced; /* pointwise: pow by small constants computed as multiplies, a square
+                        root or a reciprocal (the answer to a slow kernel) */
     /* AKG_DESIGN_FAMILY: "reduction", "norm", "scan", "loss", "matmul", "conv", "pool" */
     char family[24];
     cJSON *params;     /* owned; the family rule's reading of the task (provenance) */

@@ -80,6 +80,9 @@ typedef struct {
     unsigned long long seed;    /* 0: drawn from the clock and recorded */
     int compiled_baseline;      /* 1: the profile also times the reference under torch.compile
                                    (needs PyTorch 2 in the harness interpreter); 0: eager only */
+    double min_speedup;         /* a verified kernel below this speedup sends the Conductor's
+                                   remaining attempts to other designs (feedback class "slow");
+                                   0: config's profile_settings.min_speedup, else 1.0 */
 } akg_job_options;
 
 typedef enum {

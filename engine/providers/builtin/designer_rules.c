@@ -15,7 +15,12 @@
  *
  * On a numerical failure routed back by the Conductor, the next attempt uses
  * libm instead of the fast polynomial maths; the tunables shrink so that a
- * second design differs in more than one place.
+ * second design differs in more than one place. On a verified kernel slower
+ * than wanted (feedback class "slow", with every sketch tried), the next
+ * design is the first untried of: pow by a small constant strength-reduced
+ * (x**3 as x*x*x, x**2 as a square, x**0.5 as sqrt, negative powers through a
+ * reciprocal), then other block sizes (rows per task for softmax); with none
+ * left the Designer says so and the job keeps its fastest kernel.
  */
 #include <math.h>
 #include <stdio.h>
@@ -432,6 +437,8 @@ static char *pointwise_sketch(const akg_design *d, const akg_reference *ref, con
                     "# %s: one fused elementwise pass over the flattened inputs (N elements),\n",
                     d->op_name);
     akg_buf_puts(&b, "# BLOCK elements per task, tasks split across the cores\n");
+    if (d->pow_reduced)
+        akg_buf_puts(&b, "# pow by a small constant computed with multiplies, sqrt or recip\n");
     akg_buf_appendf(&b, "sketch %s {\n", d->op_name);
     akg_buf_puts(&b, "  symbols: N");
     for (int i = 0; i < rank; i++)
@@ -624,6 +631,138 @@ static void name_design(akg_design *d)
     akg_buf_free(&name);
 }
 
+/* pow(x, c) that a few multiplies, a square root or a reciprocal compute exactly enough: c in
+ * +-2..4, -1, +-0.5. */
+static int pow_reducible(double c)
+{
+    double k = fabs(c);
+    return c == 0.5 || c == -0.5 || c == -1 || (k >= 2 && k <= 4 && k == floor(k));
+}
+
+static int push_node(akg_pw_node *out, int *n, const char *op, int a, int b)
+{
+    if (*n >= AKG_DESIGN_MAX_NODES)
+        return -1;
+    akg_pw_node m = {0};
+    m.kind = AKG_PW_OP;
+    snprintf(m.op, sizeof m.op, "%s", op);
+    m.args[0] = a;
+    m.args[1] = b;
+    m.n_args = b < 0 ? 1 : 2;
+    out[*n] = m;
+    return (*n)++;
+}
+
+/* Rewrites d's pow nodes with a reducible constant exponent: x**2 as mul(x, x), x**3 as
+ * mul(mul(x, x), x), x**4 as the square's square, a negative exponent as the reciprocal of the
+ * positive one, x**0.5 as sqrt and x**-0.5 as rsqrt. Returns how many were rewritten (d is
+ * unchanged when none was, or when the program would pass AKG_DESIGN_MAX_NODES). */
+static int strength_reduce_pow(akg_design *d)
+{
+    akg_pw_node out[AKG_DESIGN_MAX_NODES];
+    int map[AKG_DESIGN_MAX_NODES];
+    int n = 0, reduced = 0;
+    for (int i = 0; i < d->n_nodes; i++) {
+        const akg_pw_node *m = &d->nodes[i];
+        const akg_pw_node *e =
+            m->kind == AKG_PW_OP && m->n_args == 2 ? &d->nodes[m->args[1]] : NULL;
+        if (e && strcmp(m->op, "pow") == 0 && e->kind == AKG_PW_CONST && pow_reducible(e->value)) {
+            int x = map[m->args[0]], y;
+            double c = e->value;
+            if (c == 0.5 || c == -0.5) {
+                y = push_node(out, &n, c > 0 ? "sqrt" : "rsqrt", x, -1);
+            } else {
+                int k = (int)fabs(c);
+                y = k == 1 ? x : push_node(out, &n, "mul", x, x);
+                if (y >= 0 && k == 3)
+                    y = push_node(out, &n, "mul", y, x);
+                else if (y >= 0 && k == 4)
+                    y = push_node(out, &n, "mul", y, y);
+                if (y >= 0 && c < 0)
+                    y = push_node(out, &n, "recip", y, -1);
+            }
+            if (y < 0)
+                return 0;
+            map[i] = y;
+            reduced++;
+            continue;
+        }
+        if (n >= AKG_DESIGN_MAX_NODES)
+            return 0;
+        out[n] = *m;
+        if (m->kind == AKG_PW_OP)
+            for (int k = 0; k < m->n_args; k++)
+                out[n].args[k] = map[m->args[k]];
+        map[i] = n++;
+    }
+    if (!reduced)
+        return 0;
+    memcpy(d->nodes, out, (size_t)n * sizeof out[0]);
+    d->result = map[d->result];
+    d->n_nodes = n;
+    d->pow_reduced = reduced;
+    return reduced;
+}
+
+/* Whether the Conductor's feedback lists text among the sketches already tried. */
+static int sketch_tried(const cJSON *feedback, const char *text)
+{
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(feedback, "tried"))
+    {
+        const char *s = cJSON_GetStringValue(t);
+        if (s && strcmp(s, text) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The answer to a slow kernel: the first design of d's variants (strength reduction first,
+ * then the other tunables) whose sketch was not tried. d holds the first design, without its
+ * sketch; on success it holds the variant and its sketch. AKG_ENOTFOUND: none is left. */
+static int answer_slow(akg_design *d, const akg_reference *ref, const cJSON *probe,
+                       const cJSON *feedback, char *err, size_t errlen)
+{
+    akg_design *base = malloc(sizeof *base);
+    if (!base)
+        return AKG_ENOMEM;
+    *base = *d;
+    akg_design probe_copy = *d;
+    int can_reduce = d->kind == AKG_DESIGN_POINTWISE && strength_reduce_pow(&probe_copy) > 0;
+    long pointwise[] = {d->block, d->block == 65536 ? 16384 : 65536, 4096};
+    long rows[] = {d->rows, d->rows == 1 ? 4 : 1, 16};
+    for (int reduce = can_reduce; reduce >= 0; reduce--) {
+        for (int v = 0; v < 3; v++) {
+            *d = *base;
+            if (reduce)
+                strength_reduce_pow(d);
+            if (d->kind == AKG_DESIGN_POINTWISE)
+                d->block = pointwise[v];
+            else
+                d->rows = rows[v];
+            char *text = d->kind == AKG_DESIGN_POINTWISE ? pointwise_sketch(d, ref, probe)
+                                                         : softmax_sketch(d, ref, probe);
+            if (!text) {
+                free(base);
+                return AKG_ENOMEM;
+            }
+            if (!sketch_tried(feedback, text)) {
+                d->sketch_text = text;
+                free(base);
+                return AKG_OK;
+            }
+            free(text);
+        }
+    }
+    *d = *base;
+    free(base);
+    snprintf(err, errlen, "the built-in Designer has no other design for %s: %s%s were tried",
+             d->op_name, can_reduce ? "pow strength-reduced and as written, each with " : "",
+             d->kind == AKG_DESIGN_POINTWISE ? "block sizes 16384, 65536 and 4096"
+                                             : "1, 4 and 16 rows per task");
+    return AKG_ENOTFOUND;
+}
+
 static int input_shape_equal(const cJSON *probe, int a, int b)
 {
     const cJSON *in = cJSON_GetObjectItem(probe, "inputs");
@@ -731,6 +870,7 @@ static int design_pointwise(const akg_reference *ref, const cJSON *probe, const 
     const char *fb_class = cJSON_GetStringValue(cJSON_GetObjectItem(feedback, "class"));
     int numeric_retry = fb_class && (strcmp(fb_class, "numerical_mismatch") == 0 ||
                                      strcmp(fb_class, "shape_mismatch") == 0);
+    int slow_retry = fb_class && strcmp(fb_class, "slow") == 0;
     d->math = numeric_retry ? AKG_MATH_PRECISE : AKG_MATH_FAST;
     d->parallel = 1;
     d->vectorize = 1;
@@ -750,7 +890,8 @@ static int design_pointwise(const akg_reference *ref, const cJSON *probe, const 
         d->n_inputs = 1;
         d->inputs[0] = d->nodes[c.softmax_node].input;
         snprintf(d->op_name, sizeof d->op_name, "%s", d->log_softmax ? "log_softmax" : "softmax");
-        d->sketch_text = softmax_sketch(d, ref, probe);
+        if (!slow_retry)
+            d->sketch_text = softmax_sketch(d, ref, probe);
     } else {
         d->kind = AKG_DESIGN_POINTWISE;
         d->result = result;
@@ -763,7 +904,15 @@ static int design_pointwise(const akg_reference *ref, const cJSON *probe, const 
          * was the reference paying for the writes still draining. */
         d->nontemporal = 0;
         name_design(d);
-        d->sketch_text = pointwise_sketch(d, ref, probe);
+        if (!slow_retry)
+            d->sketch_text = pointwise_sketch(d, ref, probe);
+    }
+    if (slow_retry) {
+        int src = answer_slow(d, ref, probe, feedback, err, errlen);
+        if (src != AKG_OK) {
+            free(d);
+            return src;
+        }
     }
     *out = d;
     return AKG_OK;
@@ -888,6 +1037,8 @@ cJSON *akg_design_to_json(const akg_design *d)
         for (int k = 0; k < d->n_scalars; k++)
             cJSON_AddItemToArray(sc, scalar_json(&d->scalars[k]));
         cJSON_AddNumberToObject(o, "nodes", d->n_nodes);
+        if (d->pow_reduced)
+            cJSON_AddNumberToObject(o, "pow_reduced", d->pow_reduced);
     }
     return o;
 }
