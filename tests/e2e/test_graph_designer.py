@@ -14,7 +14,11 @@ from akgtest import SOURCE, CliTest
 GRAPH_REFS = os.path.join(SOURCE, "tests", "families", "graph", "refs")
 SPELLINGS = ["linear_relu_modules", "linear_relu_functional", "linear_relu_matmul",
              "linear_relu_addmm", "linear_relu_einsum"]
-DESIGNS = SPELLINGS + ["linear3d_gelu", "linear_scale", "broadcast_mul_add", "linear_nobias"]
+# reductions, norms and softmax read from the graph (designer_graph_reduce.c)
+REDUCTIONS = ["layernorm_manual", "rmsnorm_manual", "abs_max", "logsumexp_dim1", "var_last",
+              "sum_dims_0_2", "where_mean", "softmax_manual", "amax_minus"]
+DESIGNS = SPELLINGS + ["linear3d_gelu", "linear_scale", "broadcast_mul_add",
+                       "linear_nobias"] + REDUCTIONS
 TRACER = os.path.join(SOURCE, "backends", "harness", "akg_harness", "trace.py")
 
 

@@ -22,6 +22,9 @@
  *    each operand indexed by the output's multi-index (its broadcast
  *    dimensions pinned to 0).
  *
+ * Reductions, norms and softmax (any op for which akg_graph_op_reduces is 1)
+ * are designed by designer_graph_reduce.c.
+ *
  * Anything else is declined with AKG_EUNSUPPORTED and a message naming the
  * first operation that does not fit, its line in the reference, why, and how
  * many more operations have no rule here. What the design read is kept in
@@ -36,6 +39,7 @@
 #include "akg/akg.h"
 #include "akg/graph.h"
 #include "designer_graph.h"
+#include "designer_graph_reduce.h"
 #include "graph_ops.h"
 #include "rule_util.h"
 #include "rules_matmul_sketch.h"
@@ -550,6 +554,10 @@ static int design(gctx *c, const cJSON *feedback, akg_design **out)
     if (g->n_outputs != 1)
         return decline(c, &g->values[g->outputs[1]], 0,
                        "forward returns %d tensors (one output per kernel for now)", g->n_outputs);
+    /* reductions, norms and softmax: designer_graph_reduce.c */
+    for (int i = 0; i < g->n_values; i++)
+        if (akg_graph_op_reduces(&g->values[i]))
+            return akg_designer_graph_reduce(c->ref, g, feedback, out, c->where, c->err, c->errlen);
     int mm = -1;
     for (int i = 0; i < g->n_values; i++) {
         const akg_graph_value *v = &g->values[i];

@@ -57,6 +57,21 @@ static const char *const binary_ops[] = {"add",     "sub",     "mul", "div",    
                                          "maximum", "minimum", "eq",  "ne",          "lt",
                                          "le",      "gt",      "ge",  "logical_and", "logical_or"};
 
+/* reductions {dims, keepdim} and the row-wise composites {dim} / layer_norm, designed by
+ * designer_graph_reduce.c */
+static const char *const reducing_ops[] = {
+    "sum",    "mean",      "amax",    "amin",        "prod",       "var",    "std",    "argmax",
+    "argmin", "logsumexp", "softmax", "log_softmax", "layer_norm", "cumsum", "cumprod"};
+
+int akg_graph_op_reduces(const akg_graph_value *v)
+{
+    for (size_t i = 0; v->kind == AKG_GRAPH_OP && i < sizeof reducing_ops / sizeof reducing_ops[0];
+         i++)
+        if (!strcmp(reducing_ops[i], v->op))
+            return 1;
+    return 0;
+}
+
 static const unary_op *find_unary(const char *op)
 {
     for (size_t i = 0; i < sizeof unary_ops / sizeof unary_ops[0]; i++)
@@ -82,7 +97,8 @@ int akg_graph_op_elementwise(const akg_graph_value *v)
 /* the ops this file has a rule for (where they stand decides whether they fit) */
 int akg_graph_op_has_rule(const akg_graph_value *v)
 {
-    return akg_graph_op_elementwise(v) || !strcmp(v->op, "matmul") || !strcmp(v->op, "permute");
+    return akg_graph_op_elementwise(v) || akg_graph_op_reduces(v) || !strcmp(v->op, "matmul") ||
+           !strcmp(v->op, "permute");
 }
 
 void akg_graph_number_text(double x, char *buf, size_t len)

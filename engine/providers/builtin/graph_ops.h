@@ -13,6 +13,8 @@ int akg_graph_op_elementwise(const akg_graph_value *v);
 /* 1 when the graph Designer has a rule for v's op at all (elementwise, matmul, permute);
  * whether it fits where it stands is the Designer's question. */
 int akg_graph_op_has_rule(const akg_graph_value *v);
+/* 1 for reductions and row-wise composites (softmax, layer_norm, cumsum, ...). */
+int akg_graph_op_reduces(const akg_graph_value *v);
 /* Writes elementwise op v as a sketch expression over its operands' names (names[id]; ""
  * for a value the kernel cannot read there) into out. 0, or -1 with *why (a static
  * phrase) when it cannot be written. */
