@@ -144,7 +144,7 @@ def expected_entry(o: Outcome):
 
 def stable_part(o: Outcome) -> str:
     """A substring of the message that the same engine gives on every run. A refusal: its first
-    line up to the advice that follows "; as written" (the op, the line and the reason). A
+    line up to the advice that follows "; as written", less the count of other uncovered ops. A
     failure: the longest stretch of its first line without digits (errors, seeds and timings
     move from run to run; the words that say what went wrong do not)."""
     line = first_line(o.message, 100000)
@@ -152,7 +152,9 @@ def stable_part(o: Outcome) -> str:
         pieces = [p.strip(" (:,;=[]'") for p in re.split(r"[-+.\d]*\d[-+.\de]*", line)]
         line = max(pieces, key=len) if pieces else line
     else:
+        # the op, its line and the reason; not how many other ops are uncovered, nor the advice
         line = line.split("; as written")[0]
+        line = re.sub(r"; \d+ more operations? (is|are) not covered", "", line)
     if len(line) > 140:
         cut = line.rfind(" ", 0, 140)
         line = line[: cut if cut > 40 else 140]
