@@ -63,9 +63,21 @@ int akg_store_open(const char *path, akg_store **out, char *err, size_t errlen)
     }
     sqlite3_busy_timeout(db, 2000);
     char *msg = NULL;
-    if (sqlite3_exec(db,
-                     "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;",
-                     NULL, NULL, &msg) != SQLITE_OK) {
+    /* Switching a new file to WAL can answer SQLITE_BUSY at once, without the busy handler,
+     * while another process opening the same new store holds its lock: try again for a while */
+    int prc = SQLITE_BUSY;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        sqlite3_free(msg);
+        msg = NULL;
+        prc = sqlite3_exec(db,
+                           "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; "
+                           "PRAGMA synchronous=NORMAL;",
+                           NULL, NULL, &msg);
+        if (prc != SQLITE_BUSY && prc != SQLITE_LOCKED)
+            break;
+        sqlite3_sleep(50);
+    }
+    if (prc != SQLITE_OK) {
         int rc = akg_fail(err, errlen, AKG_EDB, "store %s: %s", path, msg ? msg : "pragma failed");
         sqlite3_free(msg);
         sqlite3_close(db);
