@@ -502,6 +502,25 @@ static char *pointwise_sketch(const akg_design *d, const akg_reference *ref, con
         if (first && d->vectorize)
             akg_buf_puts(&b, "    @llm_hint(\"vectorize\", \"simd\")\n");
         first = 0;
+        if (strcmp(m->op, "clamp") == 0 && m->n_args == 3) {
+            /* a missing bound (clamp(min=0): +inf above) is no bound: the other one alone */
+            const akg_pw_node *lo = &d->nodes[m->args[1]], *hi = &d->nodes[m->args[2]];
+            bool no_lo = lo->kind == AKG_PW_CONST && isinf(lo->value) && lo->value < 0;
+            bool no_hi = hi->kind == AKG_PW_CONST && isinf(hi->value) && hi->value > 0;
+            if (no_lo || no_hi) {
+                akg_buf_appendf(&b, "    t%d = ", n);
+                if (!no_lo || !no_hi)
+                    akg_buf_puts(&b, no_hi ? "maximum(" : "minimum(");
+                sketch_node_ref(&b, d, m->args[0]);
+                if (!no_lo || !no_hi) {
+                    akg_buf_puts(&b, ", ");
+                    sketch_node_ref(&b, d, m->args[no_hi ? 1 : 2]);
+                    akg_buf_puts(&b, ")");
+                }
+                akg_buf_puts(&b, "\n");
+                continue;
+            }
+        }
         akg_buf_appendf(&b, "    t%d = %s(", n, m->op);
         for (int k = 0; k < m->n_args; k++) {
             if (k)
