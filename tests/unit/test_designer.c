@@ -177,6 +177,30 @@ int main(void)
             akg_sketch_free(sk);
             akg_buf_free(&e);
         }
+
+        /* a parallel loop's schedule: block shares by default, round robin for "cyclic",
+         * the next free thread for "dynamic" */
+        static const char *const schedules[][2] = {{"", "schedule(static)"},
+                                                   {", \"cyclic\"", "schedule(static, 1)"},
+                                                   {", \"dynamic\"", "schedule(dynamic, 1)"}};
+        const char *par = strstr(r.d->sketch_text, "@llm_hint(\"parallel\", \"coreidx\"");
+        CHECK(par != NULL);
+        for (size_t q = 0; par && q < sizeof schedules / sizeof schedules[0]; q++) {
+            size_t at = (size_t)(par - r.d->sketch_text) + strlen("@llm_hint(\"parallel\", \"coreidx\"");
+            akg_buf e;
+            akg_buf_init(&e, 1 << 16);
+            akg_buf_append(&e, r.d->sketch_text, at);
+            akg_buf_puts(&e, schedules[q][0]);
+            akg_buf_puts(&e, r.d->sketch_text + at);
+            sk = parse_checked(e.data);
+            CHECK(sk && emit(sk, &r, 0, &k, err, sizeof err) == AKG_OK);
+            if (sk) {
+                CHECK_CONTAINS(k.kernel_source, schedules[q][1]);
+                akg_kernel_files_free(&k);
+            }
+            akg_sketch_free(sk);
+            akg_buf_free(&e);
+        }
     }
     release(&r);
 
