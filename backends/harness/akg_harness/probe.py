@@ -62,7 +62,7 @@ def _modules(model: nn.Module) -> Dict[str, Any]:
             v = _simple(value)
             if v is not _SKIP and len(attrs) < PROBE_MAX_ATTRS:
                 attrs[key] = v
-        out[name] = {"type": type(mod).__name__, "attrs": attrs}
+        out[name] = {"type": type(mod).__name__, "training": bool(mod.training), "attrs": attrs}
     return out
 
 

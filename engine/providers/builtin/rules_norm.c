@@ -106,7 +106,21 @@ static int design_channel(akg_rx_ctx *c, akg_design *d, const akg_expr *call, co
                 return akg_rx_unsupported(c, call, "instance norm with track_running_stats");
             }
         } else {
-            mode = "batch"; /* a module in training mode normalises by batch statistics */
+            /* a module in training mode normalises by batch statistics, one in eval mode (as
+             * the probe saw it built) by its running statistics when it keeps them */
+            const cJSON *mods = cJSON_GetObjectItem(c->probe, "modules");
+            const cJSON *training =
+                cJSON_GetObjectItem(cJSON_GetObjectItem(mods, layer->name), "training");
+            mode = "batch";
+            if (cJSON_IsFalse(training)) {
+                rm = layer_tensor(c, layer->name, "running_mean");
+                rv = layer_tensor(c, layer->name, "running_var");
+                if (rm >= 0 && rv >= 0)
+                    mode = "eval"; /* without running statistics (track_running_stats=False)
+                                    * eval mode normalises by the batch's, as torch does */
+                else
+                    rm = rv = -1;
+            }
             eps = scalar_arg(c, akg_rule_arg(ctor, 1, "eps"), "eps", 1e-5);
             affine = const_flag(c, akg_rule_arg(ctor, 3, "affine"), 1);
         }
