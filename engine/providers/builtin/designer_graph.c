@@ -61,7 +61,28 @@ static const char *ref_file(const akg_reference *ref)
 }
 
 /* Declines at value v: "cannot design OP (file:line): WHY[; N more operations are not
- * covered]; write model_new.py ...". */
+ * covered]; write model_new.py ...", *where (if not NULL) on v's line. */
+int akg_graph_decline(const akg_reference *ref, const akg_graph_value *v, int more,
+                      akg_range *where, char *err, size_t errlen, const char *why)
+{
+    char at[160];
+    if (v->line > 0)
+        snprintf(at, sizeof at, "%s:%d", ref_file(ref), v->line);
+    else
+        snprintf(at, sizeof at, "%s, line unknown", ref_file(ref));
+    char rest[96] = "";
+    if (more > 0)
+        snprintf(rest, sizeof rest, "; %d more operation%s not covered", more,
+                 more == 1 ? " is" : "s are");
+    if (where && v->line > 0)
+        *where = (akg_range){(unsigned)v->line - 1, 0, (unsigned)v->line - 1, 0};
+    const char *what = v->kind == AKG_GRAPH_OP ? v->op : akg_graph_kind_name(v->kind);
+    return akg_fail(err, errlen, AKG_EUNSUPPORTED,
+                    "cannot design %s (%s): %s%s; write model_new.py by hand and check it with "
+                    "--workflow verifier_only",
+                    what, at, why, rest);
+}
+
 static int decline(gctx *c, const akg_graph_value *v, int more, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int decline(gctx *c, const akg_graph_value *v, int more, const char *fmt, ...)
@@ -71,22 +92,7 @@ static int decline(gctx *c, const akg_graph_value *v, int more, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    char at[160];
-    if (v->line > 0)
-        snprintf(at, sizeof at, "%s:%d", ref_file(c->ref), v->line);
-    else
-        snprintf(at, sizeof at, "%s, line unknown", ref_file(c->ref));
-    char rest[96] = "";
-    if (more > 0)
-        snprintf(rest, sizeof rest, "; %d more operation%s not covered", more,
-                 more == 1 ? " is" : "s are");
-    if (c->where && v->line > 0)
-        *c->where = (akg_range){(unsigned)v->line - 1, 0, (unsigned)v->line - 1, 0};
-    const char *what = v->kind == AKG_GRAPH_OP ? v->op : akg_graph_kind_name(v->kind);
-    return akg_fail(c->err, c->errlen, AKG_EUNSUPPORTED,
-                    "cannot design %s (%s): %s%s; write model_new.py by hand and check it with "
-                    "--workflow verifier_only",
-                    what, at, why, rest);
+    return akg_graph_decline(c->ref, v, more, c->where, c->err, c->errlen, why);
 }
 
 static void shape_text(const akg_graph_value *v, char *buf, size_t len)

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "akg/design.h"
+#include "akg/graph.h"
 #include "akg/task.h"
 
 /* Designs forward from probe["graph"]. Returns AKG_OK with *out set (the
@@ -17,5 +18,10 @@
  * are not covered (*where: that line); AKG_ENOMEM. */
 int akg_designer_graph(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
                        int attempt, akg_design **out, akg_range *where, char *err, size_t errlen);
+
+/* The graph Designers' refusal at value v: "cannot design OP (file:line): WHY[; N more
+ * operations are not covered]; ...", AKG_EUNSUPPORTED, *where (if not NULL) on v's line. */
+int akg_graph_decline(const akg_reference *ref, const akg_graph_value *v, int more,
+                      akg_range *where, char *err, size_t errlen, const char *why);
 
 #endif

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "akg/akg.h"
+#include "designer_graph.h"
 #include "designer_graph_reduce.h"
 #include "graph_ops.h"
 #include "rule_util.h"
@@ -84,13 +85,6 @@ static int is_index(const akg_graph_value *v)
     return v->kind == AKG_GRAPH_OP && (!strcmp(v->op, "argmax") || !strcmp(v->op, "argmin"));
 }
 
-static const char *ref_file(const akg_reference *ref)
-{
-    const char *p = ref && ref->path ? ref->path : "reference";
-    const char *slash = strrchr(p, '/');
-    return slash ? slash + 1 : p;
-}
-
 /* The graph Designer's decline (designer_graph.c), for this rule's ops. */
 static int decline(rctx *c, const akg_graph_value *v, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -101,18 +95,7 @@ static int decline(rctx *c, const akg_graph_value *v, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    char at[160];
-    if (v->line > 0)
-        snprintf(at, sizeof at, "%s:%d", ref_file(c->ref), v->line);
-    else
-        snprintf(at, sizeof at, "%s, line unknown", ref_file(c->ref));
-    if (c->where && v->line > 0)
-        *c->where = (akg_range){(unsigned)v->line - 1, 0, (unsigned)v->line - 1, 0};
-    const char *what = v->kind == AKG_GRAPH_OP ? v->op : akg_graph_kind_name(v->kind);
-    return akg_fail(c->err, c->errlen, AKG_EUNSUPPORTED,
-                    "cannot design %s (%s): %s; write model_new.py by hand and check it with "
-                    "--workflow verifier_only",
-                    what, at, why);
+    return akg_graph_decline(c->ref, v, 0, c->where, c->err, c->errlen, why);
 }
 
 /* The set of dims op v reduces (or runs along), into red; 0, or -1 when it cannot be read. */
