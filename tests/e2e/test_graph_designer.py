@@ -17,8 +17,14 @@ SPELLINGS = ["linear_relu_modules", "linear_relu_functional", "linear_relu_matmu
 # reductions, norms and softmax read from the graph (designer_graph_reduce.c)
 REDUCTIONS = ["layernorm_manual", "rmsnorm_manual", "abs_max", "logsumexp_dim1", "var_last",
               "sum_dims_0_2", "where_mean", "softmax_manual", "amax_minus"]
+# views read as index maps, dtypes as PyTorch computes them, several outputs, remainders,
+# an embedding's gather and a batched product of a transposed view (designer_graph_ew.c,
+# designer_graph_gather.c)
+ELEMENTWISE = ["permute_add", "unsqueeze_outer_bias", "bf16_silu_scale", "f16_upcast_gelu",
+               "int32_mod", "remainder_negative", "tuple_three", "embedding_3d",
+               "bmm_transposed_weight"]
 DESIGNS = SPELLINGS + ["linear3d_gelu", "linear_scale", "broadcast_mul_add",
-                       "linear_nobias"] + REDUCTIONS
+                       "linear_nobias"] + REDUCTIONS + ELEMENTWISE
 TRACER = os.path.join(SOURCE, "backends", "harness", "akg_harness", "trace.py")
 
 

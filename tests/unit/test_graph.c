@@ -1,7 +1,8 @@
 /* test_graph.c: the probe's op graph (engine/task/graph.c): parsing, validation with messages
  * that name the value and the fault; and the graph Designer (designer_graph.c) on graphs
  * written here as the harness's trace gives them: GEMM with an epilogue, elementwise chains
- * with broadcasting, and the refusal that names the first operation it cannot design. */
+ * with broadcasting, views, dtypes, tuples and remainders, embeddings, and the refusals that
+ * name the first operation that does not fit. */
 #include <stdlib.h>
 
 #include "akg/akg.h"
@@ -438,6 +439,150 @@ static void test_reductions(void)
     release(&r);
 }
 
+/* ---------- views, dtypes, tuples, remainder, gathers (designer_graph_ew.c, _gather.c) ----------
+ */
+
+#define LEAF(id, name, shape, dt)                                                                  \
+    "{\"id\":" #id ",\"kind\":\"input\",\"index\":" #id ",\"name\":\"" name "\",\"shape\":" shape  \
+    ",\"dtype\":\"" dt "\"},"
+#define OPD(id, op, args, attrs, shape, dt)                                                        \
+    "{\"id\":" #id ",\"kind\":\"op\",\"op\":\"" op "\",\"args\":" args ",\"attrs\":" attrs         \
+    ",\"shape\":" shape ",\"dtype\":\"" dt "\",\"line\":6}"
+#define TENSOR(shape, dt) "{\"kind\":\"tensor\",\"shape\":" shape ",\"dtype\":\"" dt "\"}"
+
+/* a reference of forward(self, a, b) (line 6) that no spelling rule reads: the graph says
+ * what it computes */
+static const char *ref_ab = REF_HEAD "    def forward(self, a, b):\n        return frob(a, b)\n\n"
+                                     "def get_inputs():\n    return []\n" REF_TAIL;
+
+static designed design_ab(const char *inputs, const char *values, const char *outputs)
+{
+    char graph[8192];
+    snprintf(graph, sizeof graph, "{\"version\":1,\"values\":[%s],\"outputs\":%s}", values,
+             outputs);
+    return design(ref_ab, inputs, graph);
+}
+
+static void expect_sketch(designed *r, const char *const *needles)
+{
+    CHECK(r->rc == AKG_OK);
+    if (r->rc)
+        fprintf(stderr, "%s\n", r->err);
+    for (int i = 0; r->d && needles[i]; i++)
+        CHECK_CONTAINS(r->d->sketch_text, needles[i]);
+    release(r);
+}
+
+static void expect_refusal(designed *r, const char *needle)
+{
+    CHECK(r->rc == AKG_EUNSUPPORTED);
+    CHECK_CONTAINS(r->err, needle);
+    release(r);
+}
+
+static void test_views(void)
+{
+    /* a.t() + b: the transposed operand is a strided load along its first dim */
+    const char *in = "[" TENSOR("[6,4]", "float32") "," TENSOR("[4,6]", "float32") "]";
+    designed r = design_ab(in,
+                           LEAF(0, "a", "[6,4]", "f32") LEAF(1, "b", "[4,6]", "f32")
+                               OPD(2, "permute", "[0]", "{\"perm\":[1,0]}", "[4,6]",
+                                   "f32") "," OPD(3, "add", "[2,1]", "{}", "[4,6]", "f32"),
+                           "[3]");
+    expect_sketch(&r, (const char *const[]){"x0 = input(\"a\", [D1, D0])",
+                                            "load(x0[c0:c0+BLOCK, r] -> t0)",
+                                            "load(x1[r, c0:c0+BLOCK] -> t1)", "add(t0, t1)", 0});
+    /* a[:, None] * b[None, :]: a is one element per row */
+    in = "[" TENSOR("[5]", "float32") "," TENSOR("[7]", "float32") "]";
+    r = design_ab(in,
+                  LEAF(0, "a", "[5]", "f32") LEAF(1, "b", "[7]", "f32")
+                      OPD(2, "reshape", "[0]", "{\"shape\":[5,1]}", "[5,1]",
+                          "f32") "," OPD(3, "reshape", "[1]", "{\"shape\":[1,7]}", "[1,7]",
+                                         "f32") "," OPD(4, "mul", "[2,3]", "{}", "[5,7]", "f32"),
+                  "[4]");
+    expect_sketch(&r, (const char *const[]){"t0 = alloc([1]", "load(x0[r:r + 1] -> t0)",
+                                            "load(x1[c0:c0+BLOCK] -> t1)", "mul(t0, t1)", 0});
+    /* a reshape that regroups dims is refused with what is read instead */
+    in = "[" TENSOR("[4,6]", "float32") "," TENSOR("[24]", "float32") "]";
+    r = design_ab(in,
+                  LEAF(0, "a", "[4,6]", "f32") LEAF(1, "b", "[24]", "f32")
+                      OPD(2, "reshape", "[0]", "{\"shape\":[24]}", "[24]",
+                          "f32") "," OPD(3, "add", "[2,1]", "{}", "[24]", "f32"),
+                  "[3]");
+    expect_refusal(&r, "cannot design reshape (ref.py:6): a reshape that regroups dims");
+}
+
+static void test_dtypes(void)
+{
+    /* f16 * f32 promotes to f32: the f16 tile is cast before the product */
+    const char *in = "[" TENSOR("[4,6]", "float16") "," TENSOR("[4,6]", "float32") "]";
+    designed r = design_ab(in,
+                           LEAF(0, "a", "[4,6]", "f16") LEAF(1, "b", "[4,6]", "f32")
+                               OPD(2, "mul", "[0,1]", "{}", "[4,6]", "f32") "," OPD(
+                                   3, "add", "[2,{\"value\":1.0}]", "{}", "[4,6]", "f32"),
+                           "[3]");
+    expect_sketch(&r, (const char *const[]){"x0[N]: f16", "out0[N]: f32", "mul(cast(t0, f32), t1)",
+                                            "add(t2, 1.0)", 0});
+    /* int32 arithmetic keeps integer literals; a float to int cast truncates */
+    in = "[" TENSOR("[4,6]", "int32") "," TENSOR("[4,6]", "float32") "]";
+    r = design_ab(in,
+                  LEAF(0, "a", "[4,6]", "i32") LEAF(1, "b", "[4,6]", "f32")
+                      OPD(2, "cast", "[1]", "{\"dtype\":\"i32\"}", "[4,6]", "i32") "," OPD(
+                          3, "mul", "[2,{\"value\":3}]", "{}", "[4,6]",
+                          "i32") "," OPD(4, "add", "[0,3]", "{}", "[4,6]",
+                                         "i32") "," OPD(5, "remainder", "[4,{\"value\":5}]", "{}",
+                                                        "[4,6]", "i32"),
+                  "[5]");
+    expect_sketch(&r, (const char *const[]){"out0[N]: i32",
+                                            "cast(where(lt(t1, 0.0), neg(floor(neg(t1))), "
+                                            "floor(t1)), i32)",
+                                            "mul(t2, 3)", "t5 = t4 % 5", 0});
+    /* an integer power is refused */
+    in = "[" TENSOR("[4,6]", "int32") "," TENSOR("[4,6]", "int32") "]";
+    r = design_ab(in,
+                  LEAF(0, "a", "[4,6]", "i32") LEAF(1, "b", "[4,6]", "i32")
+                      OPD(2, "pow", "[0,1]", "{}", "[4,6]", "i32"),
+                  "[2]");
+    expect_refusal(&r, "cannot design pow (ref.py:6): an integer power");
+}
+
+static void test_tuple_and_gather(void)
+{
+    /* return a + b, a % -0.75: one pass, two outputs */
+    const char *in = "[" TENSOR("[4,6]", "float32") "," TENSOR("[4,6]", "float32") "]";
+    designed r = design_ab(in,
+                           LEAF(0, "a", "[4,6]", "f32") LEAF(1, "b", "[4,6]", "f32")
+                               OPD(2, "add", "[0,1]", "{}", "[4,6]", "f32") "," OPD(
+                                   3, "remainder", "[0,{\"value\":-0.75}]", "{}", "[4,6]", "f32"),
+                           "[2,3]");
+    expect_sketch(&r, (const char *const[]){"out1 = output(1, [D0, D1])",
+                                            "store(t2 -> out0[i:i+BLOCK])", "t3 = t0 % -0.75",
+                                            "store(t3 -> out1[i:i+BLOCK])", 0});
+    /* outputs of two shapes are refused */
+    in = "[" TENSOR("[4,6]", "float32") "," TENSOR("[6]", "float32") "]";
+    r = design_ab(in,
+                  LEAF(0, "a", "[4,6]", "f32") LEAF(1, "b", "[6]", "f32")
+                      OPD(2, "add", "[0,1]", "{}", "[4,6]", "f32") "," OPD(3, "neg", "[1]", "{}",
+                                                                           "[6]", "f32"),
+                  "[2,3]");
+    expect_refusal(&r, "output 1 has another shape than output 0");
+    /* an embedding: the index tile indexes the rows' load */
+    in = "[" TENSOR("[100,8]", "float32") "," TENSOR("[3,5]", "int64") "]";
+    r = design_ab(in,
+                  LEAF(0, "a", "[100,8]", "f32") LEAF(1, "b", "[3,5]", "i64")
+                      OPD(2, "aten.embedding", "[0,1]", "{\"padding_idx\":-1}", "[3,5,8]", "f32"),
+                  "[2]");
+    expect_sketch(&r, (const char *const[]){"ids[R]: i64", "w = input(\"a\", [V, D])",
+                                            "out0 = output(0, [I0, I1, D])",
+                                            "load(w[it, c0:c0+BLOCK] -> t)", 0});
+    r = design_ab(in,
+                  LEAF(0, "a", "[100,8]", "f32") LEAF(1, "b", "[3,5]", "i64")
+                      OPD(2, "aten.embedding", "[0,1]", "{}", "[3,5,8]",
+                          "f32") "," OPD(3, "relu", "[2]", "{}", "[3,5,8]", "f32"),
+                  "[3]");
+    expect_refusal(&r, "an embedding is designed alone");
+}
+
 int main(void)
 {
     test_parse();
@@ -446,5 +591,8 @@ int main(void)
     test_broadcast_chain();
     test_refusal();
     test_reductions();
+    test_views();
+    test_dtypes();
+    test_tuple_and_gather();
     return check_summary();
 }

@@ -16,11 +16,11 @@
  *    N broadcast along the rows (a bias). The sketch is the packed GEMM of
  *    rules_matmul_sketch.c with those ops applied to each register tile after
  *    its last K slice, so the tile never makes a second trip to memory.
- *  - Elementwise chains over inputs, weights and buffers that broadcast
- *    against each other: one fused pass, flat over the elements when no
- *    operand broadcasts, else over rows of the output's last dimension with
- *    each operand indexed by the output's multi-index (its broadcast
- *    dimensions pinned to 0).
+ *  - Elementwise chains over inputs, weights and buffers, read through views
+ *    (permute, unsqueeze-like reshapes, expand) and broadcasts, in any of
+ *    the dtypes PyTorch computes with, with one or more outputs of one
+ *    shape: one fused pass (designer_graph_ew.c). An embedding lookup is a
+ *    gather of rows (designer_graph_gather.c).
  *
  * Reductions, norms and softmax (any op for which akg_graph_op_reduces is 1)
  * are designed by designer_graph_reduce.c.
@@ -39,6 +39,7 @@
 #include "akg/akg.h"
 #include "akg/graph.h"
 #include "designer_graph.h"
+#include "designer_graph_ew.h"
 #include "designer_graph_reduce.h"
 #include "graph_ops.h"
 #include "rule_util.h"
@@ -122,13 +123,25 @@ static const char *leaf_problem(const akg_graph_value *v)
 typedef struct {
     int leaf;
     int trans;
+    int views[2]; /* the views read as part of the operand (-1: none) */
 } gemm_operand;
 
-/* A leaf, or a permute of a leaf that swaps its last two dims. */
+/* A leaf, or a permute of a leaf that swaps its last two dims; either may be expanded over
+ * new leading (batch) dims, which a 2-D operand is read as (`x.transpose(1, 2) @ w`). */
 static int read_gemm_operand(const akg_graph *g, int id, gemm_operand *o)
 {
     const akg_graph_value *v = &g->values[id];
     o->trans = 0;
+    o->views[0] = o->views[1] = -1;
+    if (v->kind == AKG_GRAPH_OP && !strcmp(v->op, "expand") && v->n_args == 1 &&
+        v->args[0].kind == AKG_GRAPH_ARG_VALUE) {
+        const akg_graph_value *src = &g->values[v->args[0].value];
+        if (src->rank != 2 || v->rank <= 2 || v->shape[v->rank - 2] != src->shape[0] ||
+            v->shape[v->rank - 1] != src->shape[1] || read_gemm_operand(g, src->id, o))
+            return -1;
+        o->views[1] = id;
+        return 0;
+    }
     if (v->kind == AKG_GRAPH_OP && !strcmp(v->op, "permute") && v->n_args == 1 &&
         v->args[0].kind == AKG_GRAPH_ARG_VALUE) {
         const akg_graph_value *src = &g->values[v->args[0].value];
@@ -143,6 +156,7 @@ static int read_gemm_operand(const akg_graph *g, int id, gemm_operand *o)
             return -1;
         o->leaf = src->id;
         o->trans = 1;
+        o->views[0] = id;
         return 0;
     }
     if (!akg_graph_is_leaf(v))
@@ -314,7 +328,8 @@ static int design_gemm(gctx *c, int mm, const cJSON *feedback, akg_design **out)
     /* the operands' views belong to the product; anything else before it is a prologue */
     for (int i = 0; i < mm; i++) {
         const akg_graph_value *v = &g->values[i];
-        if (akg_graph_is_leaf(v) || i == m->args[0].value || i == m->args[1].value)
+        if (akg_graph_is_leaf(v) || i == A.views[0] || i == A.views[1] || i == B.views[0] ||
+            i == B.views[1])
             continue;
         return decline(c, v, 0,
                        "work before the matrix product is not fused into it yet (one kernel per "
@@ -335,210 +350,6 @@ static int design_gemm(gctx *c, int mm, const cJSON *feedback, akg_design **out)
     return rc;
 }
 
-/* ---------- elementwise chains with broadcasting ---------- */
-
-/* The index of output dim q (q < rank - 1) from the flat row r: r // (D{q+1} * ...) % Dq */
-static void row_index(akg_buf *b, int q, int rank)
-{
-    int last = rank - 2; /* the last leading dim */
-    if (q == last) {
-        akg_buf_appendf(b, q == 0 ? "r" : "r %% D%d", q);
-        return;
-    }
-    akg_buf_puts(b, "r // (");
-    for (int k = q + 1; k <= last; k++)
-        akg_buf_appendf(b, "%sD%d", k > q + 1 ? " * " : "", k);
-    akg_buf_puts(b, ")");
-    if (q > 0)
-        akg_buf_appendf(b, " %% D%d", q);
-}
-
-/* Whether leaf dim k (of rank lr) broadcasts against the output of rank orank. */
-static int broadcast_dim(const akg_graph_value *leaf, int k, const akg_graph_value *o)
-{
-    int q = k + o->rank - leaf->rank;
-    return leaf->shape[k] == 1 && o->shape[q] != 1;
-}
-
-static void leaf_shape(akg_buf *b, const akg_graph_value *leaf, const akg_graph_value *o)
-{
-    akg_buf_puts(b, "[");
-    for (int k = 0; k < leaf->rank; k++) {
-        if (broadcast_dim(leaf, k, o))
-            akg_buf_appendf(b, "%s1", k ? ", " : "");
-        else
-            akg_buf_appendf(b, "%sD%d", k ? ", " : "", k + o->rank - leaf->rank);
-    }
-    akg_buf_puts(b, "]");
-}
-
-static int design_pointwise(gctx *c, const cJSON *feedback, akg_design **out)
-{
-    const akg_graph *g = c->g;
-    const akg_graph_value *o = &g->values[g->outputs[0]];
-    if (akg_graph_is_leaf(o))
-        return decline(c, o, 0, "forward returns a %s unchanged", akg_graph_kind_name(o->kind));
-    if (strcmp(o->dtype, "f32"))
-        return decline(c, o, 0, "an output that is not f32 (f32 only for now)");
-    if (o->rank < 1)
-        return decline(c, o, 0, "a 0-d result (elementwise designs need at least one dimension)");
-    int leaves[AKG_GRAPH_MAX_ARGS], n_leaves = 0, flat = 1;
-    char name[64] = "";
-    for (int i = 0; i < g->n_values; i++) {
-        const akg_graph_value *v = &g->values[i];
-        if (akg_graph_is_leaf(v))
-            continue;
-        for (int k = 0; k < v->n_args; k++) {
-            if (v->args[k].kind != AKG_GRAPH_ARG_VALUE)
-                continue;
-            const akg_graph_value *src = &g->values[v->args[k].value];
-            if (!akg_graph_is_leaf(src) || c->names[src->id][0])
-                continue;
-            const char *p = leaf_problem(src);
-            if (p)
-                return decline(c, v, 0, "it reads %s", p);
-            if (src->rank > o->rank)
-                return decline(c, v, 0, "an operand of higher rank than the result");
-            for (int d = 0; d < src->rank; d++) {
-                long od = o->shape[d + o->rank - src->rank];
-                if (src->shape[d] != od && src->shape[d] != 1)
-                    return decline(c, v, 0, "operands that do not broadcast to the result");
-            }
-            if (n_leaves >= AKG_GRAPH_MAX_ARGS)
-                return decline(c, v, 0, "more than %d tensors in one pass", AKG_GRAPH_MAX_ARGS);
-            if (!same_shape(src, o))
-                flat = 0;
-            snprintf(c->names[src->id], sizeof c->names[0], "t%d", src->id);
-            leaves[n_leaves++] = src->id;
-        }
-        snprintf(c->names[i], sizeof c->names[0], "t%d", i);
-        akg_graph_op_word(v, 0, name, sizeof name);
-    }
-    if (n_leaves == 0)
-        return decline(c, o, 0, "a result that reads no tensor of the task");
-    int rank = o->rank;
-    const char *fb = cJSON_GetStringValue(cJSON_GetObjectItem(feedback, "class"));
-    int numeric_retry = fb && (!strcmp(fb, "numerical_mismatch") || !strcmp(fb, "shape_mismatch"));
-    akg_buf b;
-    akg_buf_init(&b, 1 << 16);
-    if (flat)
-        akg_buf_appendf(&b,
-                        "# %s: one fused elementwise pass over the flattened operands (N "
-                        "elements),\n# BLOCK elements per task, tasks split across the cores\n",
-                        name);
-    else
-        akg_buf_appendf(&b,
-                        "# %s: one fused elementwise pass over the rows of the output's last "
-                        "dimension;\n# each operand is read at the output's index, its "
-                        "broadcast dimensions pinned to 0\n",
-                        name);
-    akg_buf_appendf(&b, "sketch %s {\n  symbols: %s", name, flat ? "N" : "R");
-    for (int i = 0; i < rank; i++)
-        akg_buf_appendf(&b, ", D%d", i);
-    akg_buf_puts(&b, ";\n  tensors: ");
-    for (int i = 0; i < n_leaves; i++) {
-        akg_buf_appendf(&b, "x%d", i);
-        if (flat)
-            akg_buf_puts(&b, "[N]");
-        else
-            leaf_shape(&b, &g->values[leaves[i]], o);
-        akg_buf_puts(&b, ": f32; ");
-    }
-    if (flat)
-        akg_buf_puts(&b, "out[N]: f32;\n");
-    else
-        akg_buf_appendf(&b, "out[R, D%d]: f32;\n", rank - 1);
-    if (flat)
-        akg_buf_appendf(&b, "  constexpr: BLOCK = tune(%d, 4096, 65536);\n",
-                        numeric_retry ? 4096 * 4 : 16384);
-    else
-        akg_buf_puts(&b, "  constexpr: BLOCK = tune(1024, 256, 4096), RB = tune(16, 4, 64);\n");
-    for (int i = 0; i < n_leaves; i++) {
-        const akg_graph_value *l = &g->values[leaves[i]];
-        akg_buf_appendf(&b, "  bind: x%d = %s(\"%s\", ", i,
-                        l->kind == AKG_GRAPH_INPUT ? "input" : "weight", l->name);
-        leaf_shape(&b, l, o);
-        akg_buf_puts(&b, ")\n");
-    }
-    akg_buf_appendf(&b, "  bind: %s = 1", flat ? "N" : "R");
-    for (int k = 0; k < (flat ? rank : rank - 1); k++)
-        akg_buf_appendf(&b, " * D%d", k);
-    akg_buf_puts(&b, ", out = output(0, [");
-    for (int k = 0; k < rank; k++)
-        akg_buf_appendf(&b, "%sD%d", k ? ", " : "", k);
-    akg_buf_puts(&b, "])\n\n  @llm_hint(\"parallel\", \"coreidx\")\n");
-    if (numeric_retry)
-        akg_buf_puts(&b, "  @llm_hint(\"math\", \"precise\")\n");
-    const char *ind = "    ";
-    if (flat) {
-        akg_buf_puts(&b, "  for i in range(0, N, BLOCK):\n");
-    } else {
-        akg_buf_puts(&b,
-                     "  for r0 in range(0, R, RB):\n    for r in range(r0, min(r0 + RB, R)):\n");
-        akg_buf_appendf(&b, "      for c0 in range(0, D%d, BLOCK):\n", rank - 1);
-        ind = "        ";
-    }
-    for (int i = 0; i < n_leaves; i++) {
-        const akg_graph_value *l = &g->values[leaves[i]];
-        int last_bc = !flat && broadcast_dim(l, l->rank - 1, o);
-        akg_buf_appendf(&b, "%s%s = alloc([%s], llm_hint=[\"fastest\"])\n%sload(x%d[", ind,
-                        c->names[l->id], last_bc ? "1" : "BLOCK", ind, i);
-        if (flat) {
-            akg_buf_puts(&b, "i:i+BLOCK");
-        } else {
-            for (int k = 0; k < l->rank; k++) {
-                int q = k + rank - l->rank;
-                if (k)
-                    akg_buf_puts(&b, ", ");
-                if (q == rank - 1)
-                    akg_buf_puts(&b, last_bc ? "0:1" : "c0:c0+BLOCK");
-                else if (broadcast_dim(l, k, o))
-                    akg_buf_puts(&b, "0");
-                else
-                    row_index(&b, q, rank);
-            }
-        }
-        akg_buf_appendf(&b, "] -> %s)\n", c->names[l->id]);
-    }
-    int first = 1;
-    for (int i = 0; i < g->n_values; i++) {
-        const akg_graph_value *v = &g->values[i];
-        if (akg_graph_is_leaf(v))
-            continue;
-        char expr[200];
-        const char *why = NULL;
-        if (akg_graph_op_render(c->g, v, c->names, expr, sizeof expr, &why)) {
-            akg_buf_free(&b);
-            return decline(c, v, 0, "%s", why);
-        }
-        if (first)
-            akg_buf_appendf(&b, "%s@llm_hint(\"vectorize\", \"simd\")\n", ind);
-        first = 0;
-        akg_buf_appendf(&b, "%s%s = %s\n", ind, c->names[i], expr);
-    }
-    akg_buf_appendf(&b, "%sstore(%s -> out[%s])\n}\n", ind, c->names[o->id],
-                    flat ? "i:i+BLOCK" : "r, c0:c0+BLOCK");
-    akg_design *d = akg_rule_family_design("pointwise", name);
-    if (!d) {
-        akg_buf_free(&b);
-        return AKG_ENOMEM;
-    }
-    d->rank = rank;
-    d->math = numeric_retry ? AKG_MATH_PRECISE : AKG_MATH_FAST;
-    cJSON_AddStringToObject(d->params, "from", "graph");
-    cJSON_AddStringToObject(d->params, "kind", flat ? "flat" : "broadcast");
-    cJSON *ls = cJSON_AddArrayToObject(d->params, "operands");
-    for (int i = 0; i < n_leaves; i++)
-        cJSON_AddItemToArray(ls, cJSON_CreateString(g->values[leaves[i]].name));
-    d->sketch_text = akg_buf_take(&b);
-    if (!d->sketch_text) {
-        akg_design_free(d);
-        return AKG_ENOMEM;
-    }
-    *out = d;
-    return AKG_OK;
-}
-
 /* ---------- the entry ---------- */
 
 static int design(gctx *c, const cJSON *feedback, akg_design **out)
@@ -557,9 +368,6 @@ static int design(gctx *c, const cJSON *feedback, akg_design **out)
     }
     if (first >= 0)
         return decline(c, &g->values[first], more, "no rule for this operation");
-    if (g->n_outputs != 1)
-        return decline(c, &g->values[g->outputs[1]], 0,
-                       "forward returns %d tensors (one output per kernel for now)", g->n_outputs);
     /* reductions, norms and softmax: designer_graph_reduce.c */
     for (int i = 0; i < g->n_values; i++)
         if (akg_graph_op_reduces(&g->values[i]))
@@ -576,13 +384,18 @@ static int design(gctx *c, const cJSON *feedback, akg_design **out)
                            g->values[mm].line);
         mm = i;
     }
+    if (mm >= 0 && g->n_outputs != 1)
+        return decline(c, &g->values[g->outputs[1]], 0,
+                       "forward returns %d tensors and one is a matrix product (a GEMM kernel "
+                       "writes one output)",
+                       g->n_outputs);
     if (mm >= 0)
         return design_gemm(c, mm, feedback, out);
     for (int i = 0; i < g->n_values; i++)
-        if (g->values[i].kind == AKG_GRAPH_OP && !strcmp(g->values[i].op, "permute"))
-            return decline(c, &g->values[i], 0,
-                           "a permute outside a matrix product's operand is not designed yet");
-    return design_pointwise(c, feedback, out);
+        if (g->values[i].kind == AKG_GRAPH_OP && !strcmp(g->values[i].op, "aten.embedding"))
+            return akg_designer_graph_embedding(c->ref, g, feedback, out, c->where, c->err,
+                                                c->errlen);
+    return akg_designer_graph_elementwise(c->ref, g, feedback, out, c->where, c->err, c->errlen);
 }
 
 int akg_designer_graph(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,

@@ -3,9 +3,16 @@
  * the probe graph's canonical ops it designs, and how each is written as a
  * sketch expression (relu -> relu(x), reciprocal -> recip(x), gelu with
  * approximate "tanh" -> gelu_tanh(x), a one-sided clamp -> maximum/minimum,
- * casts to f32, scalar parameters from the op's attrs with torch's defaults).
- * Numbers are written as float literals so that a tile never meets an
- * integer.
+ * torch.remainder -> `a % b` (Python's sign of the divisor), scalar parameters
+ * from the op's attrs with torch's defaults).
+ *
+ * dtypes follow PyTorch's type promotion as the graph records it: an op
+ * computes in its result's dtype (a comparison in its operands' promoted
+ * dtype, where's mask and logical ops in bool), an operand of another dtype is
+ * cast to it first, and numbers are literals of that dtype (`3` for an i32
+ * tensor, `0.5` for a float one). f16 and bf16 tiles compute in f32 and round
+ * to their dtype after each op, as PyTorch's CPU kernels do. A cast from a
+ * float to an integer truncates toward zero, as torch's does.
  */
 #include <math.h>
 #include <stdio.h>
@@ -53,9 +60,9 @@ static const unary_op unary_ops[] = {
     {"cast", "cast", {0}, {0}, 0},   /* to f32 only */
 };
 
-static const char *const binary_ops[] = {"add",     "sub",     "mul", "div",         "pow",
-                                         "maximum", "minimum", "eq",  "ne",          "lt",
-                                         "le",      "gt",      "ge",  "logical_and", "logical_or"};
+static const char *const binary_ops[] = {
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum",     "remainder",
+    "eq",  "ne",  "lt",  "le",  "gt",  "ge",      "logical_and", "logical_or"};
 
 /* reductions {dims, keepdim} and the row-wise composites {dim} / layer_norm, designed by
  * designer_graph_reduce.c */
@@ -98,7 +105,8 @@ int akg_graph_op_elementwise(const akg_graph_value *v)
 int akg_graph_op_has_rule(const akg_graph_value *v)
 {
     return akg_graph_op_elementwise(v) || akg_graph_op_reduces(v) || !strcmp(v->op, "matmul") ||
-           !strcmp(v->op, "permute");
+           !strcmp(v->op, "permute") || !strcmp(v->op, "reshape") || !strcmp(v->op, "expand") ||
+           !strcmp(v->op, "aten.embedding");
 }
 
 void akg_graph_number_text(double x, char *buf, size_t len)
@@ -109,36 +117,168 @@ void akg_graph_number_text(double x, char *buf, size_t len)
         snprintf(buf + strlen(buf), len - strlen(buf), ".0");
 }
 
-/* The sketch expression of elementwise op v over its operands' names, into out; 0, or -1
- * with *why set. */
+/* dtypes in PyTorch's promotion order (f16 and bf16 together promote to f32) */
+static int dtype_order(const char *dt)
+{
+    static const char *const order[] = {"bool", "u8",  "i8",   "i16", "i32",
+                                        "i64",  "f16", "bf16", "f32", "f64"};
+    for (int i = 0; i < (int)(sizeof order / sizeof order[0]); i++)
+        if (!strcmp(order[i], dt))
+            return i;
+    return -1;
+}
+
+static int dtype_is_float(const char *dt)
+{
+    return dtype_order(dt) >= 6;
+}
+
+static int is_comparison(const char *op)
+{
+    static const char *const cmp[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+    for (size_t i = 0; i < sizeof cmp / sizeof cmp[0]; i++)
+        if (!strcmp(cmp[i], op))
+            return 1;
+    return 0;
+}
+
+/* The dtype a comparison computes in: its tensor operands promoted (a fractional number
+ * against integers promotes to f32, as torch's default dtype). */
+static const char *comparison_dtype(const akg_graph *g, const akg_graph_value *v)
+{
+    const char *best = NULL;
+    int fractional = 0;
+    for (int i = 0; i < v->n_args; i++) {
+        const akg_graph_arg *a = &v->args[i];
+        if (a->kind == AKG_GRAPH_ARG_NUMBER) {
+            fractional |= !a->is_int && !a->is_bool;
+            continue;
+        }
+        if (a->kind != AKG_GRAPH_ARG_VALUE)
+            continue;
+        const char *dt = g->values[a->value].dtype;
+        if (!best || dtype_order(dt) > dtype_order(best))
+            best = dt;
+        if (best && dtype_is_float(best) && dtype_is_float(dt) && strcmp(best, dt) &&
+            dtype_order(best) < 8)
+            best = "f32"; /* f16 against bf16 */
+    }
+    if (!best || (fractional && !dtype_is_float(best)))
+        return "f32";
+    return best;
+}
+
+/* The dtype operand i of v is read in (the op computes in it). */
+static const char *operand_dtype(const akg_graph *g, const akg_graph_value *v, int i)
+{
+    if (!strcmp(v->op, "logical_and") || !strcmp(v->op, "logical_or"))
+        return "bool";
+    if (!strcmp(v->op, "where") && i == 0)
+        return "bool";
+    if (is_comparison(v->op))
+        return comparison_dtype(g, v);
+    return v->dtype;
+}
+
+/* A number as a literal of dtype dt: 0, or -1 with *why. */
+static int number_literal(double x, const char *dt, char *buf, size_t len, const char **why)
+{
+    if (!isfinite(x) && dtype_is_float(dt)) {
+        *why = "an operand that is not a finite number";
+        return -1;
+    }
+    if (!strcmp(dt, "bool")) {
+        snprintf(buf, len, "%s", x != 0 ? "True" : "False");
+        return 0;
+    }
+    if (!dtype_is_float(dt)) {
+        if (x != floor(x) || fabs(x) > 9007199254740992.0) {
+            *why = "a fractional number meeting an integer tensor";
+            return -1;
+        }
+        snprintf(buf, len, "%.0f", x);
+        return 0;
+    }
+    akg_graph_number_text(x, buf, len);
+    return 0;
+}
+
 int akg_graph_op_render(const akg_graph *g, const akg_graph_value *v, char (*names)[24], char *out,
                         size_t len, const char **why)
 {
-    char a[3][48];
+    const char *operands[AKG_GRAPH_MAX_ARGS] = {0};
+    for (int i = 0; i < v->n_args && i < AKG_GRAPH_MAX_ARGS; i++)
+        if (v->args[i].kind == AKG_GRAPH_ARG_VALUE)
+            operands[i] = names[v->args[i].value];
+    return akg_graph_op_render_operands(g, v, operands, out, len, why);
+}
+
+/* float -> integer casts truncate toward zero in PyTorch; the sketch's cast rounds */
+static void truncate_text(const char *a, const char *to, char *out, size_t len)
+{
+    snprintf(out, len, "cast(where(lt(%s, 0.0), neg(floor(neg(%s))), floor(%s)), %s)", a, a, a, to);
+}
+
+static int render_cast(const akg_graph *g, const akg_graph_value *v, const char *a, char *out,
+                       size_t len, const char **why)
+{
+    const char *to = akg_graph_attr_string(v, "dtype");
+    const char *from = g->values[v->args[0].value].dtype;
+    if (!to || dtype_order(to) < 0 || dtype_order(from) < 0) {
+        *why = "a cast between dtypes other than bool, integers and floats";
+        return -1;
+    }
+    if (!strcmp(from, "bool") && !strcmp(to, "f32"))
+        snprintf(out, len, "where(%s, 1.0, 0.0)", a);
+    else if (dtype_is_float(from) && !dtype_is_float(to) && strcmp(to, "bool"))
+        truncate_text(a, to, out, len);
+    else
+        snprintf(out, len, "cast(%s, %s)", a, to);
+    return 0;
+}
+
+/* The sketch expression of elementwise op v over its operands' texts, into out; 0, or -1
+ * with *why set. */
+int akg_graph_op_render_operands(const akg_graph *g, const akg_graph_value *v,
+                                 const char *const *operands, char *out, size_t len,
+                                 const char **why)
+{
+    char a[3][96];
     int na = v->n_args;
     if (na > 3 || na < 1) {
         *why = "an unexpected number of operands";
         return -1;
     }
+    if (!strcmp(v->op, "pow") && !dtype_is_float(v->dtype)) {
+        *why = "an integer power (pow is designed on floating tensors)";
+        return -1;
+    }
     for (int i = 0; i < na; i++) {
         const akg_graph_arg *arg = &v->args[i];
+        const char *dt = operand_dtype(g, v, i);
         if (arg->kind == AKG_GRAPH_ARG_NONE) {
             *why = "an operand that is None";
             return -1;
         }
         if (arg->kind == AKG_GRAPH_ARG_NUMBER) {
-            if (!isfinite(arg->number)) {
-                *why = "an operand that is not a finite number";
+            if (number_literal(arg->number, dt, a[i], sizeof a[i], why))
                 return -1;
-            }
-            akg_graph_number_text(arg->number, a[i], sizeof a[i]);
             continue;
         }
-        if (!names[arg->value][0]) {
+        if (!operands[i] || !operands[i][0]) {
             *why = "an operand the kernel cannot read here";
             return -1;
         }
-        snprintf(a[i], sizeof a[i], "%s", names[arg->value]);
+        const char *from = g->values[arg->value].dtype;
+        if (!strcmp(v->op, "cast") || !strcmp(from, dt))
+            snprintf(a[i], sizeof a[i], "%s", operands[i]);
+        else if (dtype_order(from) < 0 || dtype_order(dt) < 0) {
+            *why = "an operand of a dtype other than bool, integers and floats";
+            return -1;
+        } else if (dtype_is_float(from) && !dtype_is_float(dt) && strcmp(dt, "bool"))
+            truncate_text(operands[i], dt, a[i], sizeof a[i]);
+        else
+            snprintf(a[i], sizeof a[i], "cast(%s, %s)", operands[i], dt);
     }
     if (!strcmp(v->op, "where")) {
         if (na != 3) {
@@ -146,6 +286,15 @@ int akg_graph_op_render(const akg_graph *g, const akg_graph_value *v, char (*nam
             return -1;
         }
         snprintf(out, len, "where(%s, %s, %s)", a[0], a[1], a[2]);
+        return 0;
+    }
+    if (!strcmp(v->op, "remainder")) {
+        if (na != 2) {
+            *why = "a binary op without two operands";
+            return -1;
+        }
+        /* the sketch's % on tiles is Python's: the sign of the divisor, as torch.remainder */
+        snprintf(out, len, "%s %% %s", a[0], a[1]);
         return 0;
     }
     if (is_binary(v->op)) {
@@ -175,8 +324,9 @@ int akg_graph_op_render(const akg_graph *g, const akg_graph_value *v, char (*nam
         int has_lo = akg_graph_attr_number(v, "min", &lo) == AKG_OK;
         int has_hi = akg_graph_attr_number(v, "max", &hi) == AKG_OK;
         char l[48], h[48];
-        akg_graph_number_text(has_lo ? lo : 0, l, sizeof l);
-        akg_graph_number_text(has_hi ? hi : 0, h, sizeof h);
+        if (number_literal(has_lo ? lo : 0, v->dtype, l, sizeof l, why) ||
+            number_literal(has_hi ? hi : 0, v->dtype, h, sizeof h, why))
+            return -1;
         if (has_lo && has_hi)
             snprintf(out, len, "clamp(%s, %s, %s)", a[0], l, h);
         else if (has_lo)
@@ -184,25 +334,14 @@ int akg_graph_op_render(const akg_graph *g, const akg_graph_value *v, char (*nam
         else if (has_hi)
             snprintf(out, len, "minimum(%s, %s)", a[0], h);
         else
-            snprintf(out, len, "mul(%s, 1.0)", a[0]);
+            snprintf(out, len, "cast(%s, %s)", a[0], v->dtype);
         return 0;
     }
-    if (!strcmp(v->op, "cast")) {
-        const char *to = akg_graph_attr_string(v, "dtype");
-        const char *from = g->values[v->args[0].value].dtype;
-        if (!to || strcmp(to, "f32")) {
-            *why = "a cast to a dtype other than f32 (f32 only for now)";
-            return -1;
-        }
-        if (!strcmp(from, "bool"))
-            snprintf(out, len, "where(%s, 1.0, 0.0)", a[0]);
-        else if (!strcmp(from, "f32"))
-            snprintf(out, len, "mul(%s, 1.0)", a[0]);
-        else {
-            *why = "a cast from a dtype other than f32 or bool";
-            return -1;
-        }
-        return 0;
+    if (!strcmp(v->op, "cast"))
+        return render_cast(g, v, a[0], out, len, why);
+    if (u->n_attrs && !dtype_is_float(v->dtype)) {
+        *why = "an activation with parameters on an integer tensor";
+        return -1;
     }
     size_t off = (size_t)snprintf(out, len, "%s(%s", u->sketch, a[0]);
     for (int i = 0; i < u->n_attrs && off < len; i++) {

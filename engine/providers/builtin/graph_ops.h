@@ -20,6 +20,12 @@ int akg_graph_op_reduces(const akg_graph_value *v);
  * phrase) when it cannot be written. */
 int akg_graph_op_render(const akg_graph *g, const akg_graph_value *v, char (*names)[24], char *out,
                         size_t len, const char **why);
+/* Like akg_graph_op_render with operand i's text given as operands[i] (NULL or "" for one
+ * the kernel cannot read; ignored for number operands); an operand of another dtype than
+ * the op computes in is cast to it. */
+int akg_graph_op_render_operands(const akg_graph *g, const akg_graph_value *v,
+                                 const char *const *operands, char *out, size_t len,
+                                 const char **why);
 /* Appends v's word to a design name ("relu", "gelu_tanh", "bias" when bias) joined by "_",
  * when it fits in len. */
 void akg_graph_op_word(const akg_graph_value *v, int bias, char *name, size_t len);

@@ -1,0 +1,433 @@
+/*
+ * designer_graph_ew.c: the graph Designer's elementwise passes. A graph of
+ * elementwise ops and views over inputs, weights and buffers, with one or
+ * more outputs of one shape (a tuple such as `return a + b, a * b`), becomes
+ * one fused pass over that shape:
+ *
+ *  - flat over the elements when every operand is read at the output's own
+ *    index (same shape, no view): one loop over N elements in blocks;
+ *  - else over the rows of the output's last dimension, each operand loaded
+ *    at the index the output's index maps to through the views and
+ *    broadcasts between them (designer_graph_view.c): a permuted operand is
+ *    a strided load along the permuted dim, a broadcast dim is pinned to 0,
+ *    an operand with no dim along the row is one element read per row.
+ *
+ * A value reached through two different maps (x.t() + x) is loaded, and its
+ * ops computed, once per map: the sketch says what each tile holds.
+ *
+ * dtypes are the graph's: each tensor is declared with its own dtype, loads
+ * keep it, and each op's expression casts what it reads to the dtype the op
+ * computes in (graph_ops.c), so f16/bf16 results round after each op as in
+ * PyTorch, integer ops stay exact, and mixed operands promote as torch does.
+ *
+ * An embedding (aten.embedding) is a gather of the weight's rows by the
+ * index tensor: each block of indices is loaded once and indexes the load of
+ * the rows; an index outside the table reads no memory outside it.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "akg/akg.h"
+#include "designer_graph.h"
+#include "designer_graph_ew.h"
+#include "designer_graph_view.h"
+#include "graph_ops.h"
+#include "rule_util.h"
+
+#define EW_MAX_TILES 512
+
+typedef struct {
+    int value;
+    akg_graph_dimmap map;
+    char name[24];
+} ew_tile;
+
+typedef struct {
+    const akg_reference *ref;
+    const akg_graph *g;
+    akg_range *where;
+    char *err;
+    size_t errlen;
+    const akg_graph_value *o; /* the first output: its shape is the pass's */
+    int rank, flat, writing, first_op;
+    ew_tile tiles[EW_MAX_TILES];
+    int n_tiles;
+    int leaves[AKG_GRAPH_MAX_ARGS];                /* the tensors read, by value id, in order */
+    akg_graph_dimmap leaf_map[AKG_GRAPH_MAX_ARGS]; /* the map each is declared by */
+    int n_leaves;
+    char name[64];
+    akg_buf *b;
+    const char *ind;
+} ew;
+
+static int ew_decline(ew *e, const akg_graph_value *v, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int ew_decline(ew *e, const akg_graph_value *v, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return akg_graph_decline(e->ref, v, 0, e->where, e->err, e->errlen, why);
+}
+
+static int leaf_slot(const ew *e, int id)
+{
+    for (int i = 0; i < e->n_leaves; i++)
+        if (e->leaves[i] == id)
+            return i;
+    return -1;
+}
+
+static int same_shape(const akg_graph_value *a, const akg_graph_value *b)
+{
+    return a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(long) * (size_t)a->rank);
+}
+
+/* The index of output dim q (q < rank - 1) from the flat row r: r // (D{q+1} * ...) % Dq */
+static void row_index(char *out, size_t len, int q, int rank)
+{
+    int last = rank - 2; /* the last leading dim */
+    if (q == last) {
+        snprintf(out, len, q == 0 ? "r" : "r %% D%d", q);
+        return;
+    }
+    size_t off = (size_t)snprintf(out, len, "r // (");
+    for (int k = q + 1; k <= last && off < len; k++)
+        off += (size_t)snprintf(out + off, len - off, "%sD%d", k > q + 1 ? " * " : "", k);
+    if (off < len)
+        off += (size_t)snprintf(out + off, len - off, ")");
+    if (q > 0 && off < len)
+        snprintf(out + off, len - off, " %% D%d", q);
+}
+
+static int reads_column(const akg_graph_dimmap *m, int rank)
+{
+    for (int k = 0; k < m->rank; k++)
+        if (m->q[k] == rank - 1)
+            return 1;
+    return 0;
+}
+
+/* The declared shape of a tensor read through map m: each dim the output's symbol it runs
+ * along, 1 where it is pinned. */
+static void leaf_shape(akg_buf *b, const akg_graph_dimmap *m)
+{
+    akg_buf_puts(b, "[");
+    for (int k = 0; k < m->rank; k++) {
+        if (m->q[k] < 0)
+            akg_buf_appendf(b, "%s1", k ? ", " : "");
+        else
+            akg_buf_appendf(b, "%sD%d", k ? ", " : "", m->q[k]);
+    }
+    akg_buf_puts(b, "]");
+}
+
+static void load_leaf(ew *e, const akg_graph_value *l, const akg_graph_dimmap *m, const char *name)
+{
+    akg_buf *b = e->b;
+    int col = !e->flat && reads_column(m, e->rank);
+    akg_buf_appendf(b, "%s%s = alloc([%s], llm_hint=[\"fastest\"])\n%sload(x%d[", e->ind, name,
+                    e->flat || col ? "BLOCK" : "1", e->ind, leaf_slot(e, l->id));
+    if (e->flat) {
+        akg_buf_appendf(b, "i:i+BLOCK] -> %s)\n", name);
+        return;
+    }
+    for (int k = 0; k < m->rank; k++) {
+        int q = m->q[k];
+        char idx[256] = "0";
+        if (q == e->rank - 1)
+            snprintf(idx, sizeof idx, "c0:c0+BLOCK");
+        else if (q >= 0)
+            row_index(idx, sizeof idx, q, e->rank);
+        /* one element a row: the last index as a unit slice, so the tile is [1] */
+        if (!col && k == m->rank - 1 && q < 0)
+            akg_buf_appendf(b, "%s0:1", k ? ", " : "");
+        else if (!col && k == m->rank - 1)
+            akg_buf_appendf(b, "%s%s:%s%s%s + 1", k ? ", " : "", idx, strchr(idx, ' ') ? "(" : "",
+                            idx, strchr(idx, ' ') ? ")" : "");
+        else
+            akg_buf_appendf(b, "%s%s", k ? ", " : "", idx);
+    }
+    akg_buf_appendf(b, "] -> %s)\n", name);
+}
+
+/* The tile holding value id read through map m: found, or made (its operands first). Its
+ * name goes to *name. */
+static int tile_of(ew *e, int id, akg_graph_dimmap m, const char **name)
+{
+    const akg_graph *g = e->g;
+    const akg_graph_value *v = &g->values[id];
+    if (akg_graph_is_view(v)) {
+        int src;
+        akg_graph_dimmap sm;
+        const char *why = NULL;
+        if (akg_graph_view_source(g, v, &m, &src, &sm, &why))
+            return ew_decline(e, v, "%s", why);
+        return tile_of(e, src, sm, name);
+    }
+    for (int i = 0; i < e->n_tiles; i++)
+        if (e->tiles[i].value == id && akg_graph_dimmap_equal(&e->tiles[i].map, &m)) {
+            *name = e->tiles[i].name;
+            return AKG_OK;
+        }
+    if (e->n_tiles >= EW_MAX_TILES)
+        return ew_decline(e, v, "more than %d tiles in one pass", EW_MAX_TILES);
+    int copies = 0;
+    for (int i = 0; i < e->n_tiles; i++)
+        copies += e->tiles[i].value == id;
+    ew_tile *t = &e->tiles[e->n_tiles];
+    t->value = id;
+    t->map = m;
+    if (copies)
+        snprintf(t->name, sizeof t->name, "t%d_%d", id, copies);
+    else
+        snprintf(t->name, sizeof t->name, "t%d", id);
+    if (akg_graph_is_leaf(v)) {
+        if (v->kind == AKG_GRAPH_CONSTANT)
+            return ew_decline(e, v,
+                              "a tensor made inside forward (constants are not designed "
+                              "yet)");
+        if (v->rank < 1)
+            return ew_decline(e, v,
+                              "a 0-d tensor operand (elementwise passes read tensors of "
+                              "at least one dimension)");
+        if (leaf_slot(e, id) < 0) {
+            if (e->n_leaves >= AKG_GRAPH_MAX_ARGS)
+                return ew_decline(e, v, "more than %d tensors in one pass", AKG_GRAPH_MAX_ARGS);
+            e->leaf_map[e->n_leaves] = m;
+            e->leaves[e->n_leaves++] = id;
+        }
+        e->n_tiles++; /* loaded before the computations (walk_outputs) */
+        *name = t->name;
+        return AKG_OK;
+    }
+    if (!akg_graph_op_elementwise(v))
+        return ew_decline(e, v, "an elementwise pass holds only elementwise ops and views");
+    e->n_tiles++;
+    const char *operands[AKG_GRAPH_MAX_ARGS] = {0};
+    for (int k = 0; k < v->n_args; k++) {
+        if (v->args[k].kind != AKG_GRAPH_ARG_VALUE)
+            continue;
+        const akg_graph_value *a = &g->values[v->args[k].value];
+        akg_graph_dimmap am = akg_graph_dimmap_broadcast(a, v, &m);
+        int rc = tile_of(e, a->id, am, &operands[k]);
+        if (rc)
+            return rc;
+    }
+    if (!e->writing) {
+        akg_graph_op_word(v, 0, e->name, sizeof e->name);
+        *name = t->name;
+        return AKG_OK;
+    }
+    char expr[1024];
+    const char *why = NULL;
+    if (akg_graph_op_render_operands(g, v, operands, expr, sizeof expr, &why))
+        return ew_decline(e, v, "%s", why);
+    if (e->first_op)
+        akg_buf_appendf(e->b, "%s@llm_hint(\"vectorize\", \"simd\")\n", e->ind);
+    e->first_op = 0;
+    akg_buf_appendf(e->b, "%s%s = %s\n", e->ind, t->name, expr);
+    *name = t->name;
+    return AKG_OK;
+}
+
+/* Every output through tile_of: a dry run (writing 0) finds the tensors read and their maps,
+ * the pass's name and whether it is flat; writing appends the body. */
+static int walk_outputs(ew *e)
+{
+    const akg_graph *g = e->g;
+    int n = e->n_tiles;
+    e->n_tiles = 0;
+    e->first_op = 1;
+    if (e->writing) /* the loads first, in the order the dry run met them */
+        for (int i = 0; i < n; i++) {
+            const akg_graph_value *v = &g->values[e->tiles[i].value];
+            if (!akg_graph_is_leaf(v))
+                continue;
+            e->tiles[e->n_tiles] = e->tiles[i];
+            load_leaf(e, v, &e->tiles[i].map, e->tiles[i].name);
+            e->n_tiles++;
+        }
+    for (int j = 0; j < g->n_outputs; j++) {
+        const char *name;
+        int rc = tile_of(e, g->outputs[j], akg_graph_dimmap_identity(e->rank), &name);
+        if (rc)
+            return rc;
+        if (e->writing)
+            akg_buf_appendf(e->b, "%sstore(%s -> out%d[%s])\n", e->ind, name, j,
+                            e->flat ? "i:i+BLOCK" : "r, c0:c0+BLOCK");
+    }
+    return AKG_OK;
+}
+
+static int check_outputs(ew *e)
+{
+    const akg_graph *g = e->g;
+    for (int j = 0; j < g->n_outputs; j++) {
+        const akg_graph_value *o = &g->values[g->outputs[j]];
+        if (akg_graph_is_leaf(o))
+            return ew_decline(e, o, "forward returns a %s unchanged", akg_graph_kind_name(o->kind));
+        if (!same_shape(o, e->o))
+            return ew_decline(e, o,
+                              "output %d has another shape than output 0 (one pass writes "
+                              "outputs of one shape)",
+                              j);
+    }
+    if (e->o->rank < 1)
+        return ew_decline(e, e->o,
+                          "a 0-d result (elementwise designs need at least one dimension)");
+    return AKG_OK;
+}
+
+/* The header: symbols, tensors, constexprs and bindings. */
+static void write_header(ew *e, akg_buf *b, int numeric_retry)
+{
+    const akg_graph *g = e->g;
+    int rank = e->rank;
+    if (e->flat)
+        akg_buf_appendf(b,
+                        "# %s: one fused elementwise pass over the flattened operands (N "
+                        "elements),\n# BLOCK elements per task, tasks split across the cores\n",
+                        e->name);
+    else
+        akg_buf_appendf(b,
+                        "# %s: one fused elementwise pass over the rows of the output's last "
+                        "dimension;\n# each operand is read at the index the output's index "
+                        "maps to through its views\n# (permuted dims, broadcast dims pinned to "
+                        "0)\n",
+                        e->name);
+    akg_buf_appendf(b, "sketch %s {\n  symbols: %s", e->name, e->flat ? "N" : "R");
+    for (int i = 0; i < rank; i++)
+        akg_buf_appendf(b, ", D%d", i);
+    akg_buf_puts(b, ";\n  tensors: ");
+    for (int i = 0; i < e->n_leaves; i++) {
+        akg_buf_appendf(b, "x%d", i);
+        if (e->flat)
+            akg_buf_puts(b, "[N]");
+        else
+            leaf_shape(b, &e->leaf_map[i]);
+        akg_buf_appendf(b, ": %s; ", g->values[e->leaves[i]].dtype);
+    }
+    for (int j = 0; j < g->n_outputs; j++) {
+        const char *dt = g->values[g->outputs[j]].dtype;
+        if (e->flat)
+            akg_buf_appendf(b, "%sout%d[N]: %s", j ? "; " : "", j, dt);
+        else
+            akg_buf_appendf(b, "%sout%d[R, D%d]: %s", j ? "; " : "", j, rank - 1, dt);
+    }
+    akg_buf_puts(b, ";\n");
+    if (e->flat)
+        akg_buf_appendf(b, "  constexpr: BLOCK = tune(%d, 4096, 65536);\n",
+                        numeric_retry ? 4096 * 4 : 16384);
+    else
+        akg_buf_puts(b, "  constexpr: BLOCK = tune(1024, 256, 4096), RB = tune(16, 4, 64);\n");
+    int bound[AKG_GRAPH_MAX_RANK] = {0};
+    for (int i = 0; i < e->n_leaves; i++) {
+        const akg_graph_value *l = &g->values[e->leaves[i]];
+        akg_buf_appendf(b, "  bind: x%d = %s(\"%s\", ", i,
+                        l->kind == AKG_GRAPH_INPUT ? "input" : "weight", l->name);
+        leaf_shape(b, &e->leaf_map[i]);
+        akg_buf_puts(b, ")\n");
+        for (int k = 0; k < e->leaf_map[i].rank; k++)
+            if (e->leaf_map[i].q[k] >= 0)
+                bound[e->leaf_map[i].q[k]] = 1;
+    }
+    akg_buf_puts(b, "  bind: ");
+    for (int k = 0; k < rank; k++)
+        if (!bound[k]) /* a dim of size 1 that no operand runs along */
+            akg_buf_appendf(b, "D%d = %ld, ", k, e->o->shape[k]);
+    akg_buf_appendf(b, "%s = 1", e->flat ? "N" : "R");
+    for (int k = 0; k < (e->flat ? rank : rank - 1); k++)
+        akg_buf_appendf(b, " * D%d", k);
+    for (int j = 0; j < g->n_outputs; j++) {
+        akg_buf_appendf(b, ", out%d = output(%d, [", j, j);
+        for (int k = 0; k < rank; k++)
+            akg_buf_appendf(b, "%sD%d", k ? ", " : "", k);
+        akg_buf_puts(b, "])");
+    }
+    akg_buf_puts(b, "\n\n  @llm_hint(\"parallel\", \"coreidx\")\n");
+    if (numeric_retry)
+        akg_buf_puts(b, "  @llm_hint(\"math\", \"precise\")\n");
+}
+
+int akg_designer_graph_elementwise(const akg_reference *ref, const akg_graph *g,
+                                   const cJSON *feedback, akg_design **out, akg_range *where,
+                                   char *err, size_t errlen)
+{
+    ew *e = calloc(1, sizeof *e);
+    if (!e)
+        return AKG_ENOMEM;
+    *e = (ew){.ref = ref, .g = g, .where = where, .err = err, .errlen = errlen};
+    e->o = &g->values[g->outputs[0]];
+    e->rank = e->o->rank;
+    int rc = check_outputs(e);
+    if (!rc)
+        rc = walk_outputs(e);
+    if (rc) {
+        free(e);
+        return rc;
+    }
+    /* flat when every tensor is read at the output's own index */
+    e->flat = 1;
+    akg_graph_dimmap id = akg_graph_dimmap_identity(e->rank);
+    for (int i = 0; i < e->n_tiles; i++) {
+        const akg_graph_value *v = &g->values[e->tiles[i].value];
+        if (akg_graph_is_leaf(v) &&
+            (!same_shape(v, e->o) || !akg_graph_dimmap_equal(&e->tiles[i].map, &id)))
+            e->flat = 0;
+    }
+    if (e->n_leaves == 0) {
+        rc = ew_decline(e, e->o, "a result that reads no tensor of the task");
+        free(e);
+        return rc;
+    }
+    const char *fb = cJSON_GetStringValue(cJSON_GetObjectItem(feedback, "class"));
+    int numeric_retry = fb && (!strcmp(fb, "numerical_mismatch") || !strcmp(fb, "shape_mismatch"));
+    akg_buf b;
+    akg_buf_init(&b, 1 << 18);
+    write_header(e, &b, numeric_retry);
+    if (e->flat) {
+        akg_buf_puts(&b, "  for i in range(0, N, BLOCK):\n");
+        e->ind = "    ";
+    } else {
+        akg_buf_puts(&b,
+                     "  for r0 in range(0, R, RB):\n    for r in range(r0, min(r0 + RB, R)):\n");
+        akg_buf_appendf(&b, "      for c0 in range(0, D%d, BLOCK):\n", e->rank - 1);
+        e->ind = "        ";
+    }
+    e->b = &b;
+    e->writing = 1;
+    rc = walk_outputs(e);
+    akg_buf_puts(&b, "}\n");
+    if (rc) {
+        akg_buf_free(&b);
+        free(e);
+        return rc;
+    }
+    akg_design *d = akg_rule_family_design("pointwise", e->name);
+    if (!d) {
+        akg_buf_free(&b);
+        free(e);
+        return AKG_ENOMEM;
+    }
+    d->rank = e->rank;
+    d->math = numeric_retry ? AKG_MATH_PRECISE : AKG_MATH_FAST;
+    cJSON_AddStringToObject(d->params, "from", "graph");
+    cJSON_AddStringToObject(d->params, "kind", e->flat ? "flat" : "broadcast");
+    cJSON_AddNumberToObject(d->params, "outputs", g->n_outputs);
+    cJSON *ls = cJSON_AddArrayToObject(d->params, "operands");
+    for (int i = 0; i < e->n_leaves; i++)
+        cJSON_AddItemToArray(ls, cJSON_CreateString(g->values[e->leaves[i]].name));
+    free(e);
+    d->sketch_text = akg_buf_take(&b);
+    if (!d->sketch_text) {
+        akg_design_free(d);
+        return AKG_ENOMEM;
+    }
+    *out = d;
+    return AKG_OK;
+}

@@ -1,0 +1,106 @@
+/*
+ * designer_graph_view.c: a view in the op graph (permute, reshape, expand) is
+ * an index map, not a copy. A graph Designer reads an operand reached through
+ * views by following them back to the tensor they view and composing their
+ * maps, so the kernel loads the viewed tensor at permuted or pinned indices
+ * (a transposed load, a broadcast read of a vector) and never materialises
+ * the view.
+ *
+ * The map says, for each dim of a value, which dim of the kernel's iteration
+ * space indexes it (or that it is read at 0). Maps compose dim to dim, so
+ * permutes, expands and reshapes that add or remove dims of size 1
+ * (unsqueeze, squeeze, x[:, None]) are read; a reshape that regroups dims
+ * (flattening [B, C, H] to [B, C * H]) maps one index to several and is
+ * declined here: a flat index of a contiguous tensor is the reading it needs.
+ */
+#include <string.h>
+
+#include "designer_graph_view.h"
+
+akg_graph_dimmap akg_graph_dimmap_identity(int rank)
+{
+    akg_graph_dimmap m = {rank, {0}};
+    for (int k = 0; k < rank; k++)
+        m.q[k] = k;
+    return m;
+}
+
+int akg_graph_dimmap_equal(const akg_graph_dimmap *a, const akg_graph_dimmap *b)
+{
+    return a->rank == b->rank && !memcmp(a->q, b->q, sizeof(int) * (size_t)a->rank);
+}
+
+int akg_graph_is_view(const akg_graph_value *v)
+{
+    return v->kind == AKG_GRAPH_OP && v->n_args == 1 && v->args[0].kind == AKG_GRAPH_ARG_VALUE &&
+           (!strcmp(v->op, "permute") || !strcmp(v->op, "reshape") || !strcmp(v->op, "expand"));
+}
+
+akg_graph_dimmap akg_graph_dimmap_broadcast(const akg_graph_value *a, const akg_graph_value *r,
+                                            const akg_graph_dimmap *rm)
+{
+    akg_graph_dimmap m = {a->rank, {0}};
+    for (int k = 0; k < a->rank; k++) {
+        int j = k + r->rank - a->rank; /* right-aligned */
+        if (j < 0 || (a->shape[k] == 1 && r->shape[j] != 1))
+            m.q[k] = -1;
+        else
+            m.q[k] = rm->q[j];
+    }
+    return m;
+}
+
+/* A reshape that adds or removes dims of size 1: the other dims pair up in order. */
+static int unit_reshape(const akg_graph_value *s, const akg_graph_value *v,
+                        const akg_graph_dimmap *vm, akg_graph_dimmap *sm)
+{
+    int j = 0;
+    sm->rank = s->rank;
+    for (int k = 0; k < s->rank; k++) {
+        if (s->shape[k] == 1) {
+            sm->q[k] = -1;
+            continue;
+        }
+        while (j < v->rank && v->shape[j] == 1)
+            j++;
+        if (j >= v->rank || v->shape[j] != s->shape[k])
+            return -1;
+        sm->q[k] = vm->q[j++];
+    }
+    while (j < v->rank && v->shape[j] == 1)
+        j++;
+    return j == v->rank ? 0 : -1;
+}
+
+int akg_graph_view_source(const akg_graph *g, const akg_graph_value *v, const akg_graph_dimmap *vm,
+                          int *src, akg_graph_dimmap *sm, const char **why)
+{
+    const akg_graph_value *s = &g->values[v->args[0].value];
+    *src = s->id;
+    if (!strcmp(v->op, "expand")) {
+        *sm = akg_graph_dimmap_broadcast(s, v, vm);
+        return 0;
+    }
+    if (!strcmp(v->op, "permute")) {
+        long perm[AKG_GRAPH_MAX_RANK];
+        int n = akg_graph_attr_ints(v, "perm", perm, AKG_GRAPH_MAX_RANK);
+        if (n != s->rank || n != v->rank) {
+            *why = "a permute whose perm does not match its operand's rank";
+            return -1;
+        }
+        sm->rank = s->rank;
+        for (int j = 0; j < n; j++) {
+            if (perm[j] < 0 || perm[j] >= n) {
+                *why = "a permute with a dim out of range";
+                return -1;
+            }
+            sm->q[perm[j]] = vm->q[j];
+        }
+        return 0;
+    }
+    if (!strcmp(v->op, "reshape") && !unit_reshape(s, v, vm, sm))
+        return 0;
+    *why = "a reshape that regroups dims (not only adding or removing dims of size 1) is not "
+           "read as an index map yet; reshapes such as unsqueeze, squeeze and x[:, None] are";
+    return -1;
+}

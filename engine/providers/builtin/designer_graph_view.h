@@ -1,0 +1,39 @@
+/*
+ * designer_graph_view.h: views of the probe's op graph read as index maps
+ * (designer_graph_view.c), for every graph Designer.
+ */
+#ifndef AKG_DESIGNER_GRAPH_VIEW_H
+#define AKG_DESIGNER_GRAPH_VIEW_H
+
+#include "akg/graph.h"
+
+/* How a value's elements are reached from a kernel's iteration space: dim k of the value is
+ * read at the index of the space's dim q[k], or at 0 when q[k] is -1 (a dim of size 1: a
+ * broadcast, or a dim a view added). */
+typedef struct {
+    int rank;
+    int q[AKG_GRAPH_MAX_RANK];
+} akg_graph_dimmap;
+
+/* The identity map of a value of rank `rank` read by a space of the same rank. */
+akg_graph_dimmap akg_graph_dimmap_identity(int rank);
+/* 1 when two maps are the same. */
+int akg_graph_dimmap_equal(const akg_graph_dimmap *a, const akg_graph_dimmap *b);
+
+/* 1 for the views this file reads as index maps: permute, reshape, expand. */
+int akg_graph_is_view(const akg_graph_value *v);
+
+/* The map of operand `a` of an elementwise op whose result `r` is read through rm, under
+ * PyTorch broadcasting (shapes right-aligned; a dim of size 1 against a larger one reads
+ * index 0). */
+akg_graph_dimmap akg_graph_dimmap_broadcast(const akg_graph_value *a, const akg_graph_value *r,
+                                            const akg_graph_dimmap *rm);
+
+/* View v read through vm, followed back to what it views: *src gets the viewed value's id and
+ * *sm its map. A permute moves the indices between dims; an expand pins the dims it
+ * stretches to 0; a reshape that only adds or removes dims of size 1 keeps the others in
+ * order. 0, or -1 with *why (a static phrase) for a reshape that regroups dims. */
+int akg_graph_view_source(const akg_graph *g, const akg_graph_value *v, const akg_graph_dimmap *vm,
+                          int *src, akg_graph_dimmap *sm, const char **why);
+
+#endif
