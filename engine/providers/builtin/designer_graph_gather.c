@@ -1,11 +1,11 @@
 /*
  * designer_graph_gather.c: the graph Designer's gathers. An embedding lookup
  * (aten.embedding(weight, indices): out[..., :] = weight[indices[...], :]) is
- * one pass over the flattened indices in blocks of RB: each block of indices
- * is loaded once into an integer tile, and that tile indexes the load of
- * the weight's rows, BLOCK columns at a time. The language's index-tile load
- * reads no memory outside the table for an index out of range (PyTorch
- * raises there; the kernel reads zeros and never crashes).
+ * one pass over the flattened indices in blocks of RB rows: each row's index
+ * is loaded once into a one-element integer tile, and that tile indexes the
+ * load of the weight's row, BLOCK columns at a time (a contiguous copy). The language's index-tile
+ * load reads no memory outside the table for an index out of range (PyTorch raises there; the
+ * kernel reads zeros and never crashes).
  */
 #include <stdio.h>
 #include <string.h>
@@ -50,9 +50,10 @@ int akg_designer_graph_embedding(const akg_reference *ref, const akg_graph *g,
                                  "indices of at least one dimension");
     akg_buf b;
     akg_buf_init(&b, 1 << 16);
-    akg_buf_puts(&b, "# embedding: out[r, :] = w[ids[r], :] over the flattened indices; each "
-                     "block of RB indices\n# is loaded once and indexes the load of the rows "
-                     "(an index outside the table reads\n# no memory outside it)\n");
+    akg_buf_puts(&b, "# embedding: out[r, :] = w[ids[r], :] over the flattened indices, blocks "
+                     "of RB rows\n# per task; each row's index is loaded once and indexes the "
+                     "load of its row of w\n# (an index outside the table reads no memory "
+                     "outside it)\n");
     akg_buf_puts(&b, "sketch embedding {\n  symbols: R, V, D");
     for (int k = 0; k < ids->rank; k++)
         akg_buf_appendf(&b, ", I%d", k);
@@ -73,12 +74,13 @@ int akg_designer_graph_embedding(const akg_reference *ref, const akg_graph *g,
     akg_buf_puts(&b, "D])\n\n");
     akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n"
                      "  for r0 in range(0, R, RB):\n"
-                     "    it = alloc([RB], llm_hint=[\"fastest\"])\n"
-                     "    load(ids[r0:r0+RB] -> it)\n"
-                     "    for c0 in range(0, D, BLOCK):\n"
-                     "      t = alloc([RB, BLOCK], llm_hint=[\"fastest\"])\n"
-                     "      load(w[it, c0:c0+BLOCK] -> t)\n"
-                     "      store(t -> out0[r0:r0+RB, c0:c0+BLOCK])\n}\n");
+                     "    for r in range(r0, min(r0 + RB, R)):\n"
+                     "      it = alloc([1], llm_hint=[\"fastest\"])\n"
+                     "      load(ids[r:r+1] -> it)\n"
+                     "      for c0 in range(0, D, BLOCK):\n"
+                     "        t = alloc([1, BLOCK], llm_hint=[\"fastest\"])\n"
+                     "        load(w[it, c0:c0+BLOCK] -> t)\n"
+                     "        store(t -> out0[r:r+1, c0:c0+BLOCK])\n}\n");
     akg_design *d = akg_rule_family_design("gather", "embedding");
     if (!d) {
         akg_buf_free(&b);
