@@ -69,8 +69,8 @@ static int emit(const akg_sketch *sk, const designed *r, int safe, akg_kernel_fi
     memset(k, 0, sizeof *k);
     if (!be || !be->emit || !sk)
         return AKG_EUNSUPPORTED;
-    akg_emit_request req = {.ref = r->ref, .probe = r->probe, .safe = safe != 0,
-                            .sketch_file = "sketch.sketch"};
+    akg_emit_request req = {
+        .ref = r->ref, .probe = r->probe, .safe = safe != 0, .sketch_file = "sketch.sketch"};
     return be->emit(sk, &req, k, err, errlen);
 }
 
@@ -82,7 +82,9 @@ static void release(designed *r)
 }
 
 #define HEADER "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
-#define GETTERS "def get_inputs():\n    return [torch.randn(8, 16)]\ndef get_init_inputs():\n    return [0.25]\n"
+#define GETTERS                                                                                    \
+    "def get_inputs():\n    return [torch.randn(8, 16)]\ndef get_init_inputs():\n    return "      \
+    "[0.25]\n"
 
 int main(void)
 {
@@ -186,7 +188,8 @@ int main(void)
         const char *par = strstr(r.d->sketch_text, "@llm_hint(\"parallel\", \"coreidx\"");
         CHECK(par != NULL);
         for (size_t q = 0; par && q < sizeof schedules / sizeof schedules[0]; q++) {
-            size_t at = (size_t)(par - r.d->sketch_text) + strlen("@llm_hint(\"parallel\", \"coreidx\"");
+            size_t at =
+                (size_t)(par - r.d->sketch_text) + strlen("@llm_hint(\"parallel\", \"coreidx\"");
             akg_buf e;
             akg_buf_init(&e, 1 << 16);
             akg_buf_append(&e, r.d->sketch_text, at);
@@ -278,5 +281,41 @@ int main(void)
     CHECK(r.rc == AKG_EUNSUPPORTED);
     CHECK_CONTAINS(r.err, "float16");
     release(&r);
+    /* the GEMM's register tile follows the probe's CPU: 16-lane vectors (6 x 64 tiles) where
+     * 512-bit FMAs run at full rate, 8-lane (6 x 16) on Zen 4 and where the probe says nothing */
+    static const char *const cpus[] = {
+        ",\"cpu\":{\"vendor\":\"GenuineIntel\",\"family\":6,"
+        "\"simd\":[\"avx2\",\"fma\",\"avx512f\",\"avx512bw\",\"avx512vl\"]}",
+        ",\"cpu\":{\"vendor\":\"AuthenticAMD\",\"family\":25,"
+        "\"simd\":[\"avx2\",\"fma\",\"avx512f\",\"avx512bw\",\"avx512vl\"]}",
+        ",\"cpu\":{\"vendor\":\"GenuineIntel\",\"family\":6,\"simd\":[\"avx2\",\"fma\"]}", ""};
+    for (int i = 0; i < 4; i++) {
+        char probe[512];
+        snprintf(probe, sizeof probe,
+                 "{\"inputs\":[{\"kind\":\"tensor\",\"shape\":[64,32],\"dtype\":\"float32\"},"
+                 "{\"kind\":\"tensor\",\"shape\":[32,128],\"dtype\":\"float32\"}]%s}",
+                 cpus[i]);
+        r = design(HEADER
+                   "class Model(nn.Module):\n"
+                   "    def forward(self, a, b):\n"
+                   "        return torch.matmul(a, b)\n"
+                   "def get_inputs():\n    return [torch.randn(64, 32), torch.randn(32, 128)]\n"
+                   "def get_init_inputs():\n    return []\n",
+                   probe);
+        CHECK(r.rc == AKG_OK);
+        if (r.d) {
+            CHECK_CONTAINS(r.d->sketch_text, i == 0 ? "@llm_hint(\"vectorize\", \"simd\", 16)"
+                                                    : "@llm_hint(\"vectorize\", \"simd\", 8)");
+            CHECK_CONTAINS(r.d->sketch_text, i == 0 ? "NR = tune(64, 32)" : "NR = tune(16, 8, 24)");
+            akg_kernel_files k;
+            akg_sketch *sk = parse_checked(r.d->sketch_text);
+            CHECK(emit(sk, &r, 0, &k, err, sizeof err) == AKG_OK);
+            if (k.kernel_source) /* the micro-kernel's vectors are the sketch's width */
+                CHECK_CONTAINS(k.kernel_source, i == 0 ? "akg_v16 bv3" : "akg_v8 bv1");
+            akg_kernel_files_free(&k);
+            akg_sketch_free(sk);
+        }
+        release(&r);
+    }
     return check_summary();
 }

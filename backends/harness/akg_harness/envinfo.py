@@ -73,9 +73,11 @@ def apply_malloc_policy() -> Dict[str, Any]:
 
 
 def cpu_info() -> Dict[str, Any]:
-    """Vendor, model and the SIMD flags that decide OpenBLAS's best core type (Linux x86)."""
+    """Vendor, family, model and the SIMD flags of the CPU (Linux x86): what decides OpenBLAS's
+    best core type, and what the Designer reads to pick vector widths (the probe's `cpu`)."""
     vendor: Optional[str] = None
     model: Optional[str] = None
+    family: Optional[int] = None
     flags: List[str] = []
     try:
         with open("/proc/cpuinfo", "r", encoding="utf-8", errors="replace") as f:
@@ -84,6 +86,8 @@ def cpu_info() -> Dict[str, Any]:
                 key = key.strip()
                 if key == "vendor_id" and vendor is None:
                     vendor = value.strip()
+                elif key == "cpu family" and family is None:
+                    family = int(value.strip()) if value.strip().isdigit() else None
                 elif key == "model name" and model is None:
                     model = value.strip()
                 elif key == "flags" and not flags:
@@ -94,7 +98,7 @@ def cpu_info() -> Dict[str, Any]:
         pass
     have = set(flags)
     simd = [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl") if f in have]
-    return {"vendor": vendor, "model": model, "machine": platform.machine(), "simd": simd,
+    return {"vendor": vendor, "family": family, "model": model, "machine": platform.machine(), "simd": simd,
             "cores": os.cpu_count(), "expected_coretype": expected_coretype(vendor, have)}
 
 

@@ -9,6 +9,7 @@ import torch
 import torch.nn as nn
 
 from .env import WorkerEnv
+from .envinfo import cpu_info
 from .inputs import clone_args, describe, draw_cases, dtype_name
 from .loading import Registry
 from .models import build_reference, run_reference
@@ -108,5 +109,6 @@ def run_probe(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict[s
         "outputs": [describe(o) for o in outputs],
         "dyn_cases": dyn_cases,
         "ref_ms": ref_ms,
+        "cpu": cpu_info(),  # the processor the kernel will run on: the Designer picks vector widths by it
         **graph,
     }

@@ -1,5 +1,6 @@
 """probe: shapes, dtypes, parameters, dynamic cases and clear failures."""
 
+import platform
 import unittest
 
 from harness_client import Worker, reference
@@ -32,6 +33,13 @@ class ProbeTest(unittest.TestCase):
         self.assertEqual(answer["params"], [])
         self.assertEqual(answer["dyn_cases"], [])
         self.assertGreater(answer["ref_ms"], 0.0)
+        # the processor the kernel will run on, as /proc/cpuinfo names it (the Designer reads it)
+        cpu = answer["cpu"]
+        self.assertEqual(cpu["machine"], platform.machine())
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = next(line for line in f if line.startswith("flags")).split()
+        self.assertEqual("avx512f" in cpu["simd"], "avx512f" in flags)
+        self.assertEqual("avx2" in cpu["simd"], "avx2" in flags)
 
     def test_init_inputs_parameters_buffers(self) -> None:
         answer = self.probe("conv_linear_ref.py")

@@ -283,3 +283,25 @@ int akg_rule_probe_ints(const cJSON *probe, const char *module, const char *attr
         out[i] = (long)cJSON_GetArrayItem(v, i)->valuedouble;
     return 0;
 }
+
+int akg_rule_vector_floats(const cJSON *probe)
+{
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(probe, "cpu");
+    const cJSON *simd = cJSON_GetObjectItemCaseSensitive(cpu, "simd");
+    const char *vendor = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cpu, "vendor"));
+    const cJSON *family = cJSON_GetObjectItemCaseSensitive(cpu, "family");
+    bool avx512 = false;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, simd)
+    {
+        if (cJSON_IsString(f) && !strcmp(f->valuestring, "avx512f"))
+            avx512 = true;
+    }
+    if (!avx512 || !vendor)
+        return 8;
+    if (!strcmp(vendor, "GenuineIntel"))
+        return 16;
+    if (!strcmp(vendor, "AuthenticAMD") && cJSON_IsNumber(family) && family->valuedouble >= 26)
+        return 16;
+    return 8;
+}

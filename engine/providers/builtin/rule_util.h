@@ -42,6 +42,11 @@ const cJSON *akg_rule_probe_attr(const cJSON *probe, const char *module, const c
 /* The attribute as n integers (a number serves all n; a list must have n): 0, or -1 when the
  * probe has no such attribute or it is not that. */
 int akg_rule_probe_ints(const cJSON *probe, const char *module, const char *attr, long *out, int n);
+/* How many f32 lanes a register tile's vectors should have on the probe's CPU (its `cpu`):
+ * 16 where 512-bit FMAs run at full rate (Intel with AVX-512; AMD from family 26, Zen 5),
+ * else 8 (AVX2, and Zen 4, which splits each 512-bit FMA in two). 8 when the probe does not
+ * say. */
+int akg_rule_vector_floats(const cJSON *probe);
 /* Rank of a probe tensor description (-1 if none), and dim d (negative
  * counts from the end; -1 when out of range). */
 int akg_rule_rank(const cJSON *desc);

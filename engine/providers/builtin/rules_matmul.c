@@ -279,8 +279,7 @@ int akg_rules_matmul(const akg_reference *ref, const cJSON *probe, const cJSON *
     spec.diag = (long)diagonal.value;
     if (diagonal.source == AKG_SCALAR_INIT_PARAM)
         snprintf(spec.diag_init, sizeof spec.diag_init, "%s", diagonal.init_name);
-    spec.mr = 6;
-    spec.nr = 16;
+    akg_matmul_spec_registers(&spec, akg_rule_vector_floats(probe));
     spec.kc = retry ? 128 : 256;
     spec.mc = retry ? 48 : 96;
     spec.nc = 1024;

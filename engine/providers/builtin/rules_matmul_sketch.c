@@ -137,9 +137,9 @@ static void gemm_body(akg_buf *b, const akg_matmul_spec *s, const char *ind, boo
         akg_buf_appendf(b, "%spb_j = alloc([kc, NR])\n%sload(pb[ks, j // NR, 0:kc, :] -> pb_j)\n",
                         tile_ind, tile_ind);
         akg_buf_appendf(b,
-                        "%s@llm_hint(\"vectorize\", \"simd\", 8)\n%sgemm(pa_i, pb_j, acc, "
+                        "%s@llm_hint(\"vectorize\", \"simd\", %d)\n%sgemm(pa_i, pb_j, acc, "
                         "trans_a=True)\n",
-                        tile_ind, tile_ind);
+                        tile_ind, s->vw == 16 ? 16 : 8, tile_ind);
         /* the tile's value: this slice's product, plus what earlier slices stored */
         akg_buf_appendf(b, "%sif %s:\n", tile_ind, inside);
         akg_buf_appendf(b, "%s  if k0 == 0:\n%s    store(acc -> %s)\n%s  else:\n", tile_ind,
@@ -168,9 +168,9 @@ static void gemm_body(akg_buf *b, const akg_matmul_spec *s, const char *ind, boo
         akg_buf_appendf(b, "%spb_j = alloc([kc, NR])\n%sload(pb[ks, j // NR, 0:kc, :] -> pb_j)\n",
                         tile_ind, tile_ind);
         akg_buf_appendf(b,
-                        "%s@llm_hint(\"vectorize\", \"simd\", 8)\n%sgemm(pa_i, pb_j, acc, "
+                        "%s@llm_hint(\"vectorize\", \"simd\", %d)\n%sgemm(pa_i, pb_j, acc, "
                         "trans_a=True)\n",
-                        tile_ind, tile_ind);
+                        tile_ind, s->vw == 16 ? 16 : 8, tile_ind);
         if (s->n_epilogue > 0) {
             epilogue(b, s, tile_ind, creg);
             return;
@@ -181,6 +181,13 @@ static void gemm_body(akg_buf *b, const akg_matmul_spec *s, const char *ind, boo
                         creg);
         akg_buf_appendf(b, "%s  store(add(cold, acc) -> %s)\n", tile_ind, creg);
     }
+}
+
+void akg_matmul_spec_registers(akg_matmul_spec *s, int vw)
+{
+    s->vw = vw == 16 ? 16 : 8;
+    s->mr = 6;
+    s->nr = s->vw == 16 ? 64 : 16;
 }
 
 char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
@@ -230,10 +237,11 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
     akg_buf_puts(&b, "\n");
     akg_buf_appendf(
         &b,
-        "  constexpr: MR = tune(%ld, 4), NR = tune(%ld, 8, 24), KC = tune(%ld, 128, 384), "
+        "  constexpr: MR = tune(%ld, %s), NR = tune(%ld, %s), KC = tune(%ld, 128, 384), "
         "MC = tune(%ld, 48, 144), NC = tune(%ld, 512, 2048), IT = tune(4, 8, 16), BG = "
         "2097152%s;\n",
-        s->mr, s->nr, s->kc, s->mc, s->nc, zloop ? ", ZB = tune(8, 4, 16)" : "");
+        s->mr, s->vw == 16 ? "12, 4" : "4", s->nr, s->vw == 16 ? "32" : "8, 24", s->kc, s->mc,
+        s->nc, zloop ? ", ZB = tune(8, 4, 16)" : "");
     /* binding */
     akg_buf_appendf(&b, "  bind: a = %s(\"%s\", [", s->a_weight ? "weight" : "input", s->a_name);
     dims(&b, "Z", nbatch);

@@ -21,6 +21,7 @@ typedef struct {
     long diag;               /* tril/triu diagonal, when a constant */
     char diag_init[64];      /* or the constructor argument it comes from ("" if none) */
     long mr, nr, kc, mc, nc; /* the chosen tunables (first candidates) */
+    int vw;                  /* f32 lanes of the register tile's vectors (8 or 16) */
     long rows;               /* gemv / rowscale */
     /* GEMM only. An operand bound as weight(a_name/b_name) instead of input(): */
     int a_weight, b_weight;
@@ -35,6 +36,11 @@ typedef struct {
     int vec_weight[AKG_MATMUL_MAX_VECTORS];        /* 1: weight(), 0: input() */
     int n_vecs;
 } akg_matmul_spec;
+
+/* Sets the register tile for vectors of vw f32 lanes (akg_rule_vector_floats): vw, MR and NR.
+ * 8 lanes: 6 x 16 (12 accumulators of 16 AVX2 registers); 16 lanes: 6 x 64 (24 of 32 AVX-512
+ * registers, four B vectors per k against six broadcasts of A). */
+void akg_matmul_spec_registers(akg_matmul_spec *s, int vw);
 
 /* Each returns a malloc'd sketch text, or NULL when out of memory. */
 char *akg_matmul_gemm_sketch(const akg_matmul_spec *s);
