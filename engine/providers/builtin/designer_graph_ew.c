@@ -167,6 +167,8 @@ static int tile_of(ew *e, int id, akg_graph_dimmap m, const char **name)
         const char *why = NULL;
         if (akg_graph_view_source(g, v, &m, &src, &sm, &why))
             return ew_decline(e, v, "%s", why);
+        if (!e->writing)
+            akg_graph_op_word(v, 0, e->name, sizeof e->name);
         return tile_of(e, src, sm, name);
     }
     for (int i = 0; i < e->n_tiles; i++)
