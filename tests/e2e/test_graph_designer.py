@@ -16,7 +16,9 @@ SPELLINGS = ["linear_relu_modules", "linear_relu_functional", "linear_relu_matmu
              "linear_relu_addmm", "linear_relu_einsum"]
 # reductions, norms and softmax read from the graph (designer_graph_reduce.c)
 REDUCTIONS = ["layernorm_manual", "rmsnorm_manual", "abs_max", "logsumexp_dim1", "var_last",
-              "sum_dims_0_2", "where_mean", "softmax_manual", "amax_minus"]
+              "sum_dims_0_2", "where_mean", "softmax_manual", "amax_minus",
+              "reduce_view_mean", "reduce_pool_flatten", "reduce_f64_sum_dims", "reduce_f64_var",
+              "reduce_lse_dim0", "reduce_range_dims", "reduce_prod_cols", "reduce_mean_max_tuple"]
 # views read as index maps, dtypes as PyTorch computes them, several outputs, remainders,
 # an embedding's gather and a batched product of a transposed view (designer_graph_ew.c,
 # designer_graph_gather.c)

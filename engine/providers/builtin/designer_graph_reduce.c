@@ -188,7 +188,11 @@ static int read_views(rctx *c)
         char s1[96], s2[96];
         rg_shape_text(a, s1, sizeof s1);
         rg_shape_text(v, s2, sizeof s2);
-        if (akg_graph_is_leaf(a) && a->kind != AKG_GRAPH_CONSTANT) {
+        if (a->kind == AKG_GRAPH_CONSTANT)
+            return rg_decline(c, v,
+                              "a reshape of a tensor made inside forward (constants are not "
+                              "designed yet)");
+        if (akg_graph_is_leaf(a)) {
             if (v->is_output)
                 return rg_decline(c, v, "forward returns a reshape of %s %s unchanged",
                                   akg_graph_kind_name(a->kind), a->name);
