@@ -39,6 +39,7 @@
 #include "akg/akg.h"
 #include "akg/graph.h"
 #include "designer_graph.h"
+#include "designer_graph_conv.h"
 #include "designer_graph_ew.h"
 #include "designer_graph_reduce.h"
 #include "graph_ops.h"
@@ -355,6 +356,9 @@ static int design_gemm(gctx *c, int mm, const cJSON *feedback, akg_design **out)
 static int design(gctx *c, const cJSON *feedback, akg_design **out)
 {
     const akg_graph *g = c->g;
+    /* convolutions and pooling, with their epilogues: designer_graph_conv.c */
+    if (akg_graph_has_window_op(g))
+        return akg_designer_graph_conv(c->ref, g, feedback, out, c->where, c->err, c->errlen);
     /* the first op without a rule here, and how many more */
     int first = -1, more = 0;
     for (int i = 0; i < g->n_values; i++) {

@@ -25,11 +25,7 @@
 
 typedef struct {
     const akg_ref_layer *layer;
-    int dims, transposed;
-    long in_ch, out_ch, groups;
-    long kernel[3], stride[3], padding[3], dilation[3], output_padding[3];
-    int same, reflect, bias;
-    int direct;
+    akg_conv_geometry g;
 } conv_layer;
 
 static int conv_kind(const char *op, int *dims, int *transposed)
@@ -76,7 +72,7 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
                       conv_layer *c, akg_range *where, char *err, size_t errlen)
 {
     const akg_expr *ctor = layer->ctor;
-    int n = c->dims;
+    int n = c->g.dims;
     /* the probe describes the layer as built: then the constructor's spelling need not be
      * readable (what the probe says overrides it below) */
     bool built = akg_rule_probe_attr(probe, layer->name, "kernel_size") != NULL;
@@ -88,16 +84,16 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
     char wname[160];
     snprintf(wname, sizeof wname, "%s.weight", layer->name);
     const cJSON *wdesc = akg_rule_probe_param(probe, wname);
-    if (read_list(ref, probe, akg_rule_arg(ctor, 2, "kernel_size"), n, -1, c->kernel)) {
+    if (read_list(ref, probe, akg_rule_arg(ctor, 2, "kernel_size"), n, -1, c->g.kernel)) {
         for (int i = 0; i < n; i++)
-            c->kernel[i] = akg_rule_dim(wdesc, 2 + i);
+            c->g.kernel[i] = akg_rule_dim(wdesc, 2 + i);
     }
-    if (read_list(ref, probe, akg_rule_arg(ctor, 3, "stride"), n, 1, c->stride) && !built)
+    if (read_list(ref, probe, akg_rule_arg(ctor, 3, "stride"), n, 1, c->g.stride) && !built)
         return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                     "a convolution stride that cannot be read");
-    if ((read_long(ref, probe, akg_rule_arg(ctor, 0, "in_channels"), -1, &c->in_ch) ||
-         read_long(ref, probe, akg_rule_arg(ctor, 1, "out_channels"), -1, &c->out_ch) ||
-         c->in_ch <= 0 || c->out_ch <= 0 || c->kernel[0] <= 0) &&
+    if ((read_long(ref, probe, akg_rule_arg(ctor, 0, "in_channels"), -1, &c->g.in_ch) ||
+         read_long(ref, probe, akg_rule_arg(ctor, 1, "out_channels"), -1, &c->g.out_ch) ||
+         c->g.in_ch <= 0 || c->g.out_ch <= 0 || c->g.kernel[0] <= 0) &&
         !built)
         return akg_rule_unsupported(
             ref, layer->range, where, err, errlen,
@@ -109,32 +105,33 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
     if (pad && akg_rule_scalar(ref, probe, pad, "padding", &s, &str) == AKG_OK && str) {
         if (strcmp(str, "same") && strcmp(str, "valid") && !built)
             return akg_rule_unsupported(ref, pad->range, where, err, errlen, "a padding string");
-        c->same = !strcmp(str, "same");
+        c->g.same = !strcmp(str, "same");
         for (int i = 0; i < n; i++)
-            c->padding[i] = 0;
-    } else if (read_list(ref, probe, pad, n, 0, c->padding)) {
+            c->g.padding[i] = 0;
+    } else if (read_list(ref, probe, pad, n, 0, c->g.padding)) {
         /* not readable from the call: only the probe can tell */
         for (int i = 0; i < n; i++)
-            c->padding[i] = -1;
+            c->g.padding[i] = -1;
     }
     size_t next = 5;
-    if (c->transposed) {
+    if (c->g.transposed) {
         if (read_list(ref, probe, akg_rule_arg(ctor, 5, "output_padding"), n, 0,
-                      c->output_padding) &&
+                      c->g.output_padding) &&
             !built)
             return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                         "an output_padding that cannot be read");
         next = 6;
         /* ConvTranspose: (..., output_padding, groups, bias, dilation, padding_mode) */
-        if ((read_long(ref, probe, akg_rule_arg(ctor, next, "groups"), 1, &c->groups) ||
-             read_list(ref, probe, akg_rule_arg(ctor, next + 2, "dilation"), n, 1, c->dilation)) &&
+        if ((read_long(ref, probe, akg_rule_arg(ctor, next, "groups"), 1, &c->g.groups) ||
+             read_list(ref, probe, akg_rule_arg(ctor, next + 2, "dilation"), n, 1,
+                       c->g.dilation)) &&
             !built)
             return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                         "groups or dilation that cannot be read");
     } else {
         /* Conv: (..., padding, dilation, groups, bias, padding_mode) */
-        if ((read_list(ref, probe, akg_rule_arg(ctor, next, "dilation"), n, 1, c->dilation) ||
-             read_long(ref, probe, akg_rule_arg(ctor, next + 1, "groups"), 1, &c->groups)) &&
+        if ((read_list(ref, probe, akg_rule_arg(ctor, next, "dilation"), n, 1, c->g.dilation) ||
+             read_long(ref, probe, akg_rule_arg(ctor, next + 1, "groups"), 1, &c->g.groups)) &&
             !built)
             return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                         "dilation or groups that cannot be read");
@@ -142,8 +139,8 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
     /* the probe's parameters say whether the layer has a bias */
     char pname[160];
     snprintf(pname, sizeof pname, "%s.bias", layer->name);
-    c->bias = akg_rule_probe_param(probe, pname) != NULL;
-    const akg_expr *mode = akg_rule_arg(ctor, c->transposed ? 9 : 8, "padding_mode");
+    c->g.bias = akg_rule_probe_param(probe, pname) != NULL;
+    const akg_expr *mode = akg_rule_arg(ctor, c->g.transposed ? 9 : 8, "padding_mode");
     if (mode) {
         str = NULL;
         /* a constructor argument: the kernel reads the layer's padding_mode at run time
@@ -151,48 +148,47 @@ static int read_layer(const akg_reference *ref, const cJSON *probe, const akg_re
         if (akg_rule_scalar(ref, probe, mode, "padding_mode", &s, &str) != AKG_OK || !str)
             str = "zeros";
         if (!strcmp(str, "reflect"))
-            c->reflect = 1;
+            c->g.reflect = 1;
         else if (strcmp(str, "zeros") && !built)
             return akg_rule_unsupported(ref, mode->range, where, err, errlen,
                                         "padding_mode other than zeros or reflect");
     }
     /* the layer as built (the probe's modules) over what the constructor call spells */
     const char *L = layer->name;
-    akg_rule_probe_ints(probe, L, "in_channels", &c->in_ch, 1);
-    akg_rule_probe_ints(probe, L, "out_channels", &c->out_ch, 1);
-    akg_rule_probe_ints(probe, L, "groups", &c->groups, 1);
-    akg_rule_probe_ints(probe, L, "kernel_size", c->kernel, n);
-    akg_rule_probe_ints(probe, L, "stride", c->stride, n);
-    akg_rule_probe_ints(probe, L, "dilation", c->dilation, n);
-    if (c->transposed)
-        akg_rule_probe_ints(probe, L, "output_padding", c->output_padding, n);
+    akg_rule_probe_ints(probe, L, "in_channels", &c->g.in_ch, 1);
+    akg_rule_probe_ints(probe, L, "out_channels", &c->g.out_ch, 1);
+    akg_rule_probe_ints(probe, L, "groups", &c->g.groups, 1);
+    akg_rule_probe_ints(probe, L, "kernel_size", c->g.kernel, n);
+    akg_rule_probe_ints(probe, L, "stride", c->g.stride, n);
+    akg_rule_probe_ints(probe, L, "dilation", c->g.dilation, n);
+    if (c->g.transposed)
+        akg_rule_probe_ints(probe, L, "output_padding", c->g.output_padding, n);
     const char *pstr = cJSON_GetStringValue(akg_rule_probe_attr(probe, L, "padding"));
     if (pstr && (!strcmp(pstr, "same") || !strcmp(pstr, "valid"))) {
-        c->same = !strcmp(pstr, "same");
+        c->g.same = !strcmp(pstr, "same");
         for (int i = 0; i < n; i++)
-            c->padding[i] = 0;
-    } else if (!akg_rule_probe_ints(probe, L, "padding", c->padding, n)) {
-        c->same = 0;
+            c->g.padding[i] = 0;
+    } else if (!akg_rule_probe_ints(probe, L, "padding", c->g.padding, n)) {
+        c->g.same = 0;
     }
     const char *mstr = cJSON_GetStringValue(akg_rule_probe_attr(probe, L, "padding_mode"));
     if (mstr) {
         if (strcmp(mstr, "zeros") && strcmp(mstr, "reflect"))
             return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                         "padding_mode other than zeros or reflect");
-        c->reflect = !strcmp(mstr, "reflect");
+        c->g.reflect = !strcmp(mstr, "reflect");
     }
     for (int i = 0; i < n; i++)
-        if (c->padding[i] < 0 || c->kernel[i] <= 0 || c->stride[i] <= 0 || c->dilation[i] <= 0)
+        if (c->g.padding[i] < 0 || c->g.kernel[i] <= 0 || c->g.stride[i] <= 0 ||
+            c->g.dilation[i] <= 0)
             return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                         "a convolution window that cannot be read");
-    if (c->groups <= 0 || c->in_ch % c->groups || c->out_ch % c->groups)
+    if (c->g.groups <= 0 || c->g.in_ch % c->g.groups || c->g.out_ch % c->g.groups)
         return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                     "groups that do not divide the channels");
-    if (c->reflect && c->transposed)
+    if (c->g.reflect && c->g.transposed)
         return akg_rule_unsupported(ref, layer->range, where, err, errlen,
                                     "a transposed convolution with reflect padding");
-    /* depthwise (one input channel per group): a direct loop beats a GEMM with M = 1 */
-    c->direct = !c->transposed && !c->reflect && c->in_ch / c->groups == 1;
     return 0;
 }
 
@@ -251,7 +247,7 @@ int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     for (int i = 0; i < n; i++) {
         const akg_expr *call = chain[n - 1 - i];
         conv_layer *c = &layers[i];
-        if (!conv_kind(call->name, &c->dims, &c->transposed))
+        if (!conv_kind(call->name, &c->g.dims, &c->g.transposed))
             return akg_rule_unsupported(ref, call->range, where, err, errlen,
                                         "a layer that is not a convolution in a convolution chain");
         c->layer = akg_reference_layer(ref, call->callee ? call->callee + 5 : "");
@@ -264,16 +260,27 @@ int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     }
     const cJSON *din = akg_rule_probe_input(probe, input);
     const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(din, "dtype"));
-    if (!dt || strcmp(dt, "float32") || akg_rule_rank(din) != layers[0].dims + 2)
+    if (!dt || strcmp(dt, "float32") || akg_rule_rank(din) != layers[0].g.dims + 2)
         return akg_rule_unsupported(ref, e->range, where, err, errlen,
                                     "a convolution input that is not a batched float32 tensor");
+    /* the layers in the sketch's 3-D form; the tunables' first candidates */
+    akg_conv_layer_spec specs[MAX_LAYERS];
+    memset(specs, 0, sizeof specs);
+    for (int i = 0; i < n; i++) {
+        const conv_layer *c = &layers[i];
+        if (c->g.transposed && i > 0)
+            return akg_rule_unsupported(ref, c->layer->range, where, err, errlen,
+                                        "a transposed convolution after another layer");
+        akg_conv_layer_spec_from(&specs[i], &c->g, n == 1);
+        specs[i].layer = c->layer->name;
+    }
     const char *fb = cJSON_GetStringValue(cJSON_GetObjectItem(feedback, "class"));
     char name[64];
     snprintf(name, sizeof name, "%s%s", n > 1 ? "chain_" : "", e->name);
     akg_design *d = akg_rule_family_design("conv", name);
     if (!d)
         return AKG_ENOMEM;
-    d->rank = layers[0].dims + 2;
+    d->rank = layers[0].g.dims + 2;
     d->parallel = 1;
     d->vectorize = 1;
     cJSON_AddNumberToObject(d->params, "input", input);
@@ -284,98 +291,34 @@ int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         cJSON_AddStringToObject(o, "name", c->layer->name);
         cJSON_AddStringToObject(o, "type", c->layer->type);
         cJSON_AddStringToObject(o, "args", c->layer->args_text ? c->layer->args_text : "");
-        cJSON_AddNumberToObject(o, "dims", c->dims);
-        cJSON_AddNumberToObject(o, "transposed", c->transposed);
-        cJSON_AddNumberToObject(o, "in_channels", (double)c->in_ch);
-        cJSON_AddNumberToObject(o, "out_channels", (double)c->out_ch);
-        cJSON_AddNumberToObject(o, "groups", (double)c->groups);
-        cJSON_AddNumberToObject(o, "bias", c->bias);
-        cJSON_AddStringToObject(o, "padding_mode", c->reflect ? "reflect" : "zeros");
-        cJSON_AddBoolToObject(o, "same", c->same);
-        cJSON_AddStringToObject(o, "algorithm", c->direct ? "direct" : "implicit_gemm");
+        cJSON_AddNumberToObject(o, "dims", c->g.dims);
+        cJSON_AddNumberToObject(o, "transposed", c->g.transposed);
+        cJSON_AddNumberToObject(o, "in_channels", (double)c->g.in_ch);
+        cJSON_AddNumberToObject(o, "out_channels", (double)c->g.out_ch);
+        cJSON_AddNumberToObject(o, "groups", (double)c->g.groups);
+        cJSON_AddNumberToObject(o, "bias", c->g.bias);
+        cJSON_AddStringToObject(o, "padding_mode", c->g.reflect ? "reflect" : "zeros");
+        cJSON_AddBoolToObject(o, "same", c->g.same);
+        cJSON_AddStringToObject(o, "algorithm",
+                                specs[i].algo == CONV_DEPTHWISE ? "direct" : "implicit_gemm");
         const char *keys[] = {"kernel", "stride", "padding", "dilation", "output_padding"};
-        const long *vals[] = {c->kernel, c->stride, c->padding, c->dilation, c->output_padding};
+        const long *vals[] = {c->g.kernel, c->g.stride, c->g.padding, c->g.dilation,
+                              c->g.output_padding};
         for (int k = 0; k < 5; k++) {
             cJSON *v = cJSON_AddArrayToObject(o, keys[k]);
-            for (int j = 0; j < c->dims; j++)
+            for (int j = 0; j < c->g.dims; j++)
                 cJSON_AddItemToArray(v, cJSON_CreateNumber((double)vals[k][j]));
         }
         cJSON_AddItemToArray(arr, o);
     }
-    akg_conv_layer_spec specs[MAX_LAYERS];
-    memset(specs, 0, sizeof specs);
-    for (int i = 0; i < n; i++) {
-        const conv_layer *c = &layers[i];
-        akg_conv_layer_spec *sp = &specs[i];
-        if (c->transposed && i > 0) {
-            akg_design_free(d);
-            return akg_rule_unsupported(ref, c->layer->range, where, err, errlen,
-                                        "a transposed convolution after another layer");
-        }
-        sp->layer = c->layer->name;
-        sp->dims = c->dims;
-        sp->algo = c->transposed ? CONV_TRANSPOSED : c->direct ? CONV_DEPTHWISE : CONV_GEMM;
-        bool unit = n == 1 && !c->reflect && !c->transposed;
-        for (int k = 0; k < c->dims; k++)
-            unit = unit && c->kernel[k] == 1 && c->stride[k] == 1 && c->padding[k] == 0 && !c->same;
-        if (unit && sp->algo == CONV_GEMM)
-            sp->algo = CONV_POINTWISE;
-        sp->bias = c->bias;
-        sp->same = c->same;
-        sp->reflect = c->reflect;
-        long padsum = 0;
-        for (int k = 0; k < c->dims; k++)
-            padsum += c->padding[k] < 0 ? 1 : c->padding[k];
-        /* a padded copy for reflections, and for depthwise taps (whole-row vector reads);
-         * the GEMM's panel loads read zeros past the input's edges themselves */
-        sp->padded = c->reflect || (sp->algo == CONV_DEPTHWISE && (c->same || padsum > 0));
-        sp->groups = c->groups;
-        sp->in_ch = c->in_ch;
-        sp->out_ch = c->out_ch;
-        /* the window in 3-D order; 'same' resolves as PyTorch does (the near side gets half of
-         * dilation * (kernel - 1), the far side the rest: the padded copy reaches it) */
-        for (int k = 0; k < 3; k++) {
-            int at = k - (3 - c->dims);
-            bool real = at >= 0;
-            sp->kernel[k] = real ? c->kernel[at] : 1;
-            sp->stride[k] = real ? c->stride[at] : 1;
-            sp->dilation[k] = real ? c->dilation[at] : 1;
-            sp->output_padding[k] = real && c->transposed ? c->output_padding[at] : 0;
-            sp->padding[k] = !real     ? 0
-                             : c->same ? c->dilation[at] * (c->kernel[at] - 1) / 2
-                                       : c->padding[at];
-        }
-    }
-    /* MR: 6-row register tiles, or 4 when the output channels of a group would leave more
-     * than a tenth of 6-row tiles empty and 4 divides them */
-    long mr = 6;
-    for (int i = 0; i < n; i++) {
-        long ocg = specs[i].out_ch / (specs[i].groups > 0 ? specs[i].groups : 1);
-        if (specs[i].algo != CONV_DEPTHWISE && ocg % 4 == 0 &&
-            ((ocg + 5) / 6 * 6 - ocg) * 10 > ocg) {
-            mr = 4;
-            break;
-        }
-    }
-    /* OWB: the depthwise register tile's width. When the first layer is depthwise and its
-     * output rows are short, one tile covers a whole row (rounded up to 8 lanes, at most 12
-     * vectors of accumulators), so no row ends in a ragged tile */
-    long owb = fb ? 32 : 64;
-    if (specs[0].algo == CONV_DEPTHWISE && !fb) {
-        const cJSON *in = akg_rule_probe_input(probe, input);
-        int rank = akg_rule_rank(in);
-        long iw = rank > 0 ? akg_rule_dim(in, rank - 1) : -1;
-        const akg_conv_layer_spec *c = &specs[0];
-        if (iw > 0 && c->stride[2] > 0) {
-            long ow =
-                (iw + 2 * c->padding[2] - c->dilation[2] * (c->kernel[2] - 1) - 1) / c->stride[2] +
-                1;
-            if (ow > 0 && ow <= 96)
-                owb = (ow + 7) / 8 * 8;
-        }
-    }
-    akg_conv_spec spec = {name, ref->forward_params[input].name, specs, n, mr, 16, fb ? 256 : 512,
-                          owb};
+    const cJSON *in = akg_rule_probe_input(probe, input);
+    int rank = akg_rule_rank(in);
+    akg_conv_spec spec = {0};
+    spec.name = name;
+    spec.input = ref->forward_params[input].name;
+    spec.layers = specs;
+    spec.n_layers = n;
+    akg_conv_spec_tunables(&spec, rank > 0 ? akg_rule_dim(in, rank - 1) : -1, fb != NULL);
     d->sketch_text = akg_conv_sketch(&spec);
     if (!d->sketch_text) {
         akg_design_free(d);

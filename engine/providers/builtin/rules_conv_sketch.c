@@ -43,6 +43,23 @@ static bool real_dim(int dims, int s)
     return s >= 3 - dims;
 }
 
+/* What a layer's comment calls it: "self.conv", or "weight w" without a layer. */
+static const char *layer_label(const akg_conv_layer_spec *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s", c->layer ? "self." : "weight ", c->layer ? c->layer : c->weight);
+    return buf;
+}
+
+/* The dotted name of a layer's weight (what = "weight") or bias. */
+static const char *param_name(const akg_conv_layer_spec *c, const char *what, char *buf, size_t len)
+{
+    const char *given = !strcmp(what, "weight") ? c->weight : c->bias_w;
+    if (given)
+        return given;
+    snprintf(buf, len, "%s.%s", c->layer ? c->layer : "", what);
+    return buf;
+}
+
 /* Appends "%*s" indentation then the formatted line. */
 #define LINE(ind, ...)                                                                             \
     do {                                                                                           \
@@ -114,6 +131,8 @@ static void tensors(akg_buf *b, const akg_conv_spec *s)
             akg_buf_appendf(b, "bias%d[OC%d]: f32; ", li, li);
     }
     int l = s->n_layers - 1;
+    for (int v = 0; v < s->n_vecs; v++)
+        akg_buf_appendf(b, "v%d[OC%d]: f32; ", v, l);
     if (s->layers[l].algo == CONV_POINTWISE) /* its positions flattened, as its input's */
         akg_buf_appendf(b, "y[N, OC%d, ISP%d]: f32;\n", l, l);
     else
@@ -128,21 +147,27 @@ static void bind_layer(akg_buf *b, const akg_conv_spec *s, int li)
     const akg_conv_layer_spec *c = &s->layers[li];
     const char *L = c->layer;
     bool tr = c->algo == CONV_TRANSPOSED;
+    char pn[160];
     /* the weight: [OC, ICG, k...] (transposed: [IC, OCG, k...]) */
-    akg_buf_appendf(b, "  bind: w%d = weight(\"%s.weight\", [%s%d, %s%d", li, L, tr ? "C" : "OC",
-                    li, tr ? "OCG" : "ICG", li);
+    akg_buf_appendf(b, "  bind: w%d = weight(\"%s\", [%s%d, %s%d", li,
+                    param_name(c, "weight", pn, sizeof pn), tr ? "C" : "OC", li, tr ? "OCG" : "ICG",
+                    li);
     for (int k = 0; k < 3; k++)
         if (real_dim(c->dims, k))
             akg_buf_appendf(b, ", K%s%d", SP[k], li);
-    akg_buf_appendf(b, "]), G%d = attr(\"%s.groups\")", li, L);
-    if (c->same)
-        akg_buf_appendf(b, ", SAME%d = attr(\"%s.padding\", \"same\")", li, L);
-    akg_buf_appendf(b, ", RF%d = attr(\"%s.padding_mode\", \"reflect\")\n", li, L);
+    akg_buf_puts(b, "])");
+    if (L) {
+        akg_buf_appendf(b, ", G%d = attr(\"%s.groups\")", li, L);
+        if (c->same)
+            akg_buf_appendf(b, ", SAME%d = attr(\"%s.padding\", \"same\")", li, L);
+        akg_buf_appendf(b, ", RF%d = attr(\"%s.padding_mode\", \"reflect\")", li, L);
+    }
+    akg_buf_puts(b, "\n");
     for (int k = 0; k < 3; k++) {
         const char *d = SP[k];
         int at = k - (3 - c->dims); /* index into the layer's tuples */
         akg_buf_puts(b, "  bind: ");
-        if (real_dim(c->dims, k)) {
+        if (L && real_dim(c->dims, k)) {
             akg_buf_appendf(b,
                             "S%s%d = attr(\"%s.stride\", %d), L%s%d = attr(\"%s.dilation\", %d), ",
                             d, li, L, at, d, li, L, at);
@@ -184,7 +209,8 @@ static void bind_layer(akg_buf *b, const akg_conv_spec *s, int li)
             slack, li);
     }
     if (c->bias)
-        akg_buf_appendf(b, "  bind: bias%d = weight(\"%s.bias\", [OC%d])\n", li, L, li);
+        akg_buf_appendf(b, "  bind: bias%d = weight(\"%s\", [OC%d])\n", li,
+                        param_name(c, "bias", pn, sizeof pn), li);
     if (li + 1 < s->n_layers)
         akg_buf_appendf(b, "  bind: ID%d = OD%d, IH%d = OH%d, IW%d = OW%d\n", li + 1, li, li + 1,
                         li, li + 1, li);
@@ -213,6 +239,34 @@ static void binding(akg_buf *b, const akg_conv_spec *s)
         if (real_dim(cl->dims, k))
             akg_buf_appendf(b, ", O%s%d", SP[k], l);
     akg_buf_puts(b, "])\n");
+    for (int v = 0; v < s->n_vecs; v++) {
+        const akg_conv_vector *vec = &s->vecs[v];
+        akg_buf_appendf(b, "  bind: v%d = %s(\"%s\", [", v, vec->weight ? "weight" : "input",
+                        vec->name);
+        for (int k = 0; k < vec->rank; k++) {
+            if (k == vec->chan)
+                akg_buf_appendf(b, "%sOC%d", k ? ", " : "", l);
+            else
+                akg_buf_appendf(b, "%s1", k ? ", " : "");
+        }
+        akg_buf_puts(b, "])\n");
+    }
+}
+
+/* The epilogue on tile `o` of the last layer (the vectors' tiles as `rows` rows starting at
+ * channel `first`), leaving the value to store; "o" when there is none. */
+static const char *epilogue(akg_buf *b, const akg_conv_spec *s, int li, int ind, const char *rows,
+                            const char *first)
+{
+    if (li != s->n_layers - 1 || s->n_epilogue == 0)
+        return "o";
+    for (int v = 0; v < s->n_vecs; v++) {
+        LINE(ind, "vt%d = alloc([%s, 1])", v, rows);
+        LINE(ind, "load(v%d[%s:%s + %s] -> vt%d)", v, first, first, rows, v);
+    }
+    for (int i = 0; i < s->n_epilogue; i++)
+        LINE(ind, "%s", s->epilogue[i]);
+    return s->epilogue_out;
 }
 
 /* The padded copy of layer li's input: src -> xp<li>. */
@@ -259,11 +313,13 @@ static void padded_copy(akg_buf *b, const akg_conv_layer_spec *c, int li, const 
 
 /* The epilogue of a GEMM tile: bias, and the mask at the group's edge. region: the output
  * region of the [MR, NR] tile, with two %d for the layer. */
-static void gemm_epilogue(akg_buf *b, const akg_conv_layer_spec *c, int li, int ind,
-                          const char *dst, const char *region)
+static void gemm_epilogue(akg_buf *b, const akg_conv_spec *s, int li, int ind, const char *dst,
+                          const char *region)
 {
-    char reg[200];
+    const akg_conv_layer_spec *c = &s->layers[li];
+    char reg[200], first[64];
     snprintf(reg, sizeof reg, region, li, li);
+    snprintf(first, sizeof first, "g * OCG%d + p * MR", li);
     if (c->bias) {
         LINE(ind, "bt = alloc([MR, 1])");
         LINE(ind, "load(bias%d[g * OCG%d + p * MR:g * OCG%d + p * MR + MR] -> bt)", li, li, li);
@@ -271,11 +327,12 @@ static void gemm_epilogue(akg_buf *b, const akg_conv_layer_spec *c, int li, int 
     } else {
         LINE(ind, "o = acc");
     }
+    const char *res = epilogue(b, s, li, ind, "MR", first);
     LINE(ind, "if p * MR + MR <= OCG%d:", li);
-    LINE(ind + 1, "store(o -> %s%s)", dst, reg);
+    LINE(ind + 1, "store(%s -> %s%s)", res, dst, reg);
     LINE(ind, "else:");
     LINE(ind + 1, "rows = arange(0, MR)");
-    LINE(ind + 1, "store(o -> %s%s, mask=lt(rows[:, None] + p * MR, OCG%d))", dst, reg, li);
+    LINE(ind + 1, "store(%s -> %s%s, mask=lt(rows[:, None] + p * MR, OCG%d))", res, dst, reg, li);
 }
 
 /* The weights of GEMM layer li packed once into MR-row panels, k-major:
@@ -304,16 +361,17 @@ static void pack_weights(akg_buf *b, int li)
          li);
 }
 
-static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const char *src,
-                       const char *dst)
+static void gemm_layer(akg_buf *b, const akg_conv_spec *s, int li, const char *src, const char *dst)
 {
+    const akg_conv_layer_spec *c = &s->layers[li];
+    char lb[160];
     const char *xs = src;
     char xpn[16];
     if (c->padded) {
         snprintf(xpn, sizeof xpn, "xp%d", li);
         xs = xpn;
     }
-    LINE(1, "# layer %d (self.%s): implicit GEMM, K = taps * ICG", li, c->layer);
+    LINE(1, "# layer %d (%s): implicit GEMM, K = taps * ICG", li, layer_label(c, lb, sizeof lb));
     pack_weights(b, li);
     LINE(1, "# one output row per task; per group and NB outputs of the row, the input rows of");
     LINE(1, "# every tap gathered once into a [taps * ICG, NB] panel (contiguous reads); then per");
@@ -367,7 +425,7 @@ static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const c
     LINE(7, "load(pb[c0:c0 + kc, j:j + NR] -> xb)");
     LINE(7, "@llm_hint(\"vectorize\", \"simd\", 8)");
     LINE(7, "gemm(wa, xb, acc, trans_a=True)");
-    gemm_epilogue(b, c, li, 6, dst,
+    gemm_epilogue(b, s, li, 6, dst,
                   "[n, g * OCG%d + p * MR:g * OCG%d + p * MR + MR, od, oh, q0 + j:q0 + j + NR]");
 }
 
@@ -375,11 +433,13 @@ static void gemm_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const c
  * output: per image and group one GEMM over the flattened spatial positions,
  * y[n] (OCG x ISP) = W (OCG x ICG) x[n] (ICG x ISP); the input's channel rows are read in
  * place (NR consecutive positions each), no panel is packed. */
-static void pointwise_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const char *src,
+static void pointwise_layer(akg_buf *b, const akg_conv_spec *s, int li, const char *src,
                             const char *dst)
 {
-    LINE(1, "# layer %d (self.%s): 1x1, a GEMM per image and group over the flattened positions",
-         li, c->layer);
+    const akg_conv_layer_spec *c = &s->layers[li];
+    char lb[160];
+    LINE(1, "# layer %d (%s): 1x1, a GEMM per image and group over the flattened positions", li,
+         layer_label(c, lb, sizeof lb));
     pack_weights(b, li);
     LINE(1, "# a task is NB positions of one image and group; per NR of them (they stay in L1)");
     LINE(1, "# every MR-channel panel of the weights runs over them, an [MR, NR] accumulator in");
@@ -402,21 +462,23 @@ static void pointwise_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, co
          li);
     LINE(5, "@llm_hint(\"vectorize\", \"simd\", 8)");
     LINE(5, "gemm(wa, xb, acc, trans_a=True)");
-    gemm_epilogue(b, c, li, 4, dst,
+    gemm_epilogue(b, s, li, 4, dst,
                   "[n, g * OCG%d + p * MR:g * OCG%d + p * MR + MR, q0 + j:q0 + j + NR]");
 }
 
-static void depthwise_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const char *src,
+static void depthwise_layer(akg_buf *b, const akg_conv_spec *s, int li, const char *src,
                             const char *dst)
 {
+    const akg_conv_layer_spec *c = &s->layers[li];
+    char lb[160];
     const char *xs = src;
     char xpn[16];
     if (c->padded) {
         snprintf(xpn, sizeof xpn, "xp%d", li);
         xs = xpn;
     }
-    LINE(1, "# layer %d (self.%s): depthwise, one output row of one channel per task, OWB outputs",
-         li, c->layer);
+    LINE(1, "# layer %d (%s): depthwise, one output row of one channel per task, OWB outputs", li,
+         layer_label(c, lb, sizeof lb));
     LINE(1, "# of the row in a register tile, each tap a vector multiply-add over them");
     LINE(1, "@llm_hint(\"parallel\", \"coreidx\")");
     LINE(1, "for z in range(0, N * OC%d * OD%d * OH%d):", li, li, li);
@@ -451,7 +513,17 @@ static void depthwise_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, co
         LINE(7, "@llm_hint(\"vectorize\", \"simd\", 8)");
         LINE(7, "acc = add(acc, mul(t, wt))");
     }
-    if (c->bias) {
+    if (li == s->n_layers - 1 && s->n_epilogue > 0) {
+        if (c->bias) {
+            LINE(3, "bt = alloc([1, 1])");
+            LINE(3, "load(bias%d[oc:oc + 1] -> bt)", li);
+            LINE(3, "o = add(acc, bt)");
+        } else {
+            LINE(3, "o = acc");
+        }
+        const char *res = epilogue(b, s, li, 3, "1", "oc");
+        LINE(3, "store(%s -> %s[n, oc:oc + 1, od, oh, q0:q0 + OWB])", res, dst);
+    } else if (c->bias) {
         LINE(3, "bt = alloc([1, 1])");
         LINE(3, "load(bias%d[oc:oc + 1] -> bt)", li);
         LINE(3, "store(add(acc, bt) -> %s[n, oc:oc + 1, od, oh, q0:q0 + OWB])", dst);
@@ -460,11 +532,13 @@ static void depthwise_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, co
     }
 }
 
-static void transposed_layer(akg_buf *b, const akg_conv_layer_spec *c, int li, const char *src,
+static void transposed_layer(akg_buf *b, const akg_conv_spec *s, int li, const char *src,
                              const char *dst)
 {
-    LINE(1, "# layer %d (self.%s): transposed; per image and group cols = W^T x as a GEMM, then",
-         li, c->layer);
+    const akg_conv_layer_spec *c = &s->layers[li];
+    char lb[160];
+    LINE(1, "# layer %d (%s): transposed; per image and group cols = W^T x as a GEMM, then", li,
+         layer_label(c, lb, sizeof lb));
     LINE(1, "# every tap's columns added into the output rows at their strided places");
     LINE(1, "@llm_hint(\"parallel\", \"coreidx\")");
     LINE(1, "for ng in range(0, N * G%d):", li);
@@ -518,11 +592,20 @@ char *akg_conv_sketch(const akg_conv_spec *s)
     akg_buf buf;
     akg_buf *b = &buf;
     akg_buf_init(b, 1 << 18);
-    akg_buf_appendf(b,
-                    "# %s: %d convolution layer%s, written in 3-D (1-D and 2-D layers have unit\n"
-                    "# leading dims); the geometry is read from the layers at run time.\n",
-                    s->name, s->n_layers,
-                    s->n_layers > 1 ? "s, each writing the next one's input" : "");
+    if (s->layers[0].layer)
+        akg_buf_appendf(b,
+                        "# %s: %d convolution layer%s, written in 3-D (1-D and 2-D layers have "
+                        "unit\n# leading dims); the geometry is read from the layers at run "
+                        "time.\n",
+                        s->name, s->n_layers,
+                        s->n_layers > 1 ? "s, each writing the next one's input" : "");
+    else
+        akg_buf_appendf(b,
+                        "# %s: a convolution written in 3-D (1-D and 2-D ones have unit leading\n"
+                        "# dims); its geometry is the design's constants.\n",
+                        s->name);
+    if (s->n_epilogue > 0)
+        akg_buf_puts(b, "# Each output tile goes through the epilogue before it is stored.\n");
     akg_buf_appendf(b, "sketch %s {\n", s->name);
     symbols(b, s);
     tensors(b, s);
@@ -547,13 +630,13 @@ char *akg_conv_sketch(const akg_conv_spec *s)
         if (c->padded && c->algo != CONV_TRANSPOSED)
             padded_copy(b, c, li, src);
         if (c->algo == CONV_TRANSPOSED)
-            transposed_layer(b, c, li, src, dst);
+            transposed_layer(b, s, li, src, dst);
         else if (c->algo == CONV_DEPTHWISE)
-            depthwise_layer(b, c, li, src, dst);
+            depthwise_layer(b, s, li, src, dst);
         else if (c->algo == CONV_POINTWISE)
-            pointwise_layer(b, c, li, src, dst);
+            pointwise_layer(b, s, li, src, dst);
         else
-            gemm_layer(b, c, li, src, dst);
+            gemm_layer(b, s, li, src, dst);
     }
     akg_buf_puts(b, "}\n");
     return akg_buf_take(b);

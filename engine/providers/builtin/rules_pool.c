@@ -17,184 +17,7 @@
 #include "akg/akg.h"
 #include "akg/design.h"
 #include "rule_util.h"
-
-static const char *pool_letters[3][3] = {{"W"}, {"H", "W"}, {"D", "H", "W"}};
-
-typedef struct {
-    const char *name;                    /* sketch name */
-    const char *layer;                   /* Model's attribute holding the layer */
-    const char *input;                   /* forward's argument */
-    int dims, is_max, rank;              /* spatial dims, max or avg, the input's rank */
-    int ceil_mode, include_pad, divisor; /* as the constructor sets them (divisor: override) */
-    long kernel[3], stride[3], padding[3], dilation[3]; /* the window, per spatial dim */
-    long owb;
-} pool_spec;
-
-/* The sketch of a pooling layer: one output row per task (parallel over rows), at most OWB
- * outputs of the row at a time in an accumulator; every tap whose input row lies inside the
- * tensor is a vectorised pass over the outputs, reading the input with the layer's stride
- * (padded columns read as the identity of the combination: -inf for max, 0 for the sum);
- * average pooling divides by the window's size clipped as count_include_pad says. The
- * window (kernel, stride, padding, dilation), ceil_mode and count_include_pad are
- * specialised: constexprs bound to the layer, so a model with another window is refused, and
- * the valid span of every tap costs no division at run time. The input's sizes are read at
- * run time. The taps are vectorised 8 f32 lanes wide (256 bits): rows are short, and wider
- * vectors measured slower on them. */
-static char *pool_sketch(const pool_spec *ps)
-{
-    int dims = ps->dims;
-    const char *const *L = pool_letters[dims - 1];
-    const char *w = L[dims - 1];
-    akg_buf b;
-    akg_buf_init(&b, 1 << 16);
-    akg_buf_appendf(
-        &b,
-        "# %s: direct %s pooling. One output row per task, at most OWB outputs of the\n"
-        "# row at a time in an accumulator, each window tap a vectorised pass over them.\n",
-        ps->name, ps->is_max ? "max" : "average");
-    akg_buf_appendf(&b, "sketch %s {\n  symbols: NB, C, NC", ps->name);
-    for (int i = 0; i < dims; i++)
-        akg_buf_appendf(&b, ", I%s, O%s", L[i], L[i]);
-    if (ps->divisor)
-        akg_buf_puts(&b, ", DIVO");
-    akg_buf_puts(&b, ";\n  tensors: x[NC");
-    for (int i = 0; i < dims; i++)
-        akg_buf_appendf(&b, ", I%s", L[i]);
-    akg_buf_puts(&b, "]: f32; y[NC");
-    for (int i = 0; i < dims; i++)
-        akg_buf_appendf(&b, ", O%s", L[i]);
-    akg_buf_appendf(&b, "]: f32;\n  constexpr: OWB = tune(%ld, 64, 1024), CEIL = %d", ps->owb,
-                    ps->ceil_mode);
-    if (!ps->is_max)
-        akg_buf_appendf(&b, ", CIP = %d", ps->include_pad);
-    akg_buf_puts(&b, ";\n  constexpr: ");
-    for (int i = 0; i < dims; i++)
-        akg_buf_appendf(&b, "%sK%s = %ld, S%s = %ld, P%s = %ld, DL%s = %ld", i ? ", " : "", L[i],
-                        ps->kernel[i], L[i], ps->stride[i], L[i], ps->padding[i], L[i],
-                        ps->dilation[i]);
-    akg_buf_puts(&b, ";\n");
-    /* binding: the input's batch and channel dims merged; the geometry from the layer */
-    bool batch = ps->rank == dims + 2;
-    akg_buf_appendf(&b, "  bind: x = input(\"%s\", [%s", ps->input, batch ? "NB, C" : "C");
-    for (int i = 0; i < dims; i++)
-        akg_buf_appendf(&b, ", I%s", L[i]);
-    akg_buf_appendf(&b, "])%s, NC = NB * C\n", batch ? "" : ", NB = 1");
-    for (int i = 0; i < dims; i++) {
-        akg_buf_appendf(
-            &b,
-            "  bind: K%s = attr(\"%s.kernel_size\", %d), S%s = attr(\"%s.stride\", %d), "
-            "P%s = attr(\"%s.padding\", %d)",
-            L[i], ps->layer, i, L[i], ps->layer, i, L[i], ps->layer, i);
-        if (ps->is_max)
-            akg_buf_appendf(&b, ", DL%s = attr(\"%s.dilation\", %d)\n", L[i], ps->layer, i);
-        else
-            akg_buf_puts(&b, "\n");
-    }
-    /* output sizes as PyTorch computes them (ceil_mode: a window must start inside the input
-     * or its left padding) */
-    akg_buf_puts(&b, "  bind: ");
-    for (int i = 0; i < dims; i++) {
-        const char *l = L[i];
-        if (ps->ceil_mode)
-            akg_buf_appendf(
-                &b,
-                "%sO%s = min((I%s + 2 * P%s - DL%s * (K%s - 1) - 1 + S%s - 1) // S%s + 1, "
-                "(I%s + P%s - 1) // S%s + 1)",
-                i ? ", " : "", l, l, l, l, l, l, l, l, l, l);
-        else
-            akg_buf_appendf(&b, "%sO%s = (I%s + 2 * P%s - DL%s * (K%s - 1) - 1) // S%s + 1",
-                            i ? ", " : "", l, l, l, l, l, l);
-    }
-    akg_buf_appendf(&b, ", y = output(0, [%s", batch ? "NB, C" : "C");
-    for (int i = 0; i < dims; i++)
-        akg_buf_appendf(&b, ", O%s", L[i]);
-    akg_buf_appendf(&b, "]), CEIL = attr(\"%s.ceil_mode\")", ps->layer);
-    if (!ps->is_max)
-        akg_buf_appendf(&b, ", CIP = attr(\"%s.count_include_pad\")", ps->layer);
-    if (ps->divisor)
-        akg_buf_appendf(&b, ", DIVO = attr(\"%s.divisor_override\")", ps->layer);
-    akg_buf_puts(&b, "\n\n  @llm_hint(\"parallel\", \"coreidx\")\n  for r in range(0, NC):\n");
-    /* the output rows (all but the last spatial dim) */
-    int depth = 2;
-    char pre[96] = "";
-    for (int i = 0; i < dims - 1; i++) {
-        const char *l = L[i];
-        akg_buf_appendf(&b, "%*sfor o%s in range(0, O%s):\n", 2 * depth, "", l, l);
-        depth++;
-        akg_buf_appendf(&b, "%*s%s0 = o%s * S%s - P%s\n", 2 * depth, "", l, l, l, l);
-        if (!ps->is_max && !ps->divisor) {
-            if (ps->include_pad)
-                akg_buf_appendf(&b, "%*sd%s = min(%s0 + K%s, I%s + P%s) - %s0\n", 2 * depth, "", l,
-                                l, l, l, l, l);
-            else
-                akg_buf_appendf(&b, "%*sd%s = min(%s0 + K%s, I%s) - max(%s0, 0)\n", 2 * depth, "",
-                                l, l, l, l, l);
-        }
-        size_t n = strlen(pre);
-        snprintf(pre + n, sizeof pre - n, "o%s, ", l);
-    }
-    akg_buf_appendf(&b, "%*sfor q0 in range(0, O%s, OWB):\n", 2 * depth, "", w);
-    depth++;
-    int d0 = depth;
-    akg_buf_appendf(&b, "%*sqw = min(OWB, O%s - q0)\n", 2 * depth, "", w);
-    akg_buf_appendf(&b, "%*sacc = alloc([qw], llm_hint=[\"fast\", \"accumulator\", \"%s\"])\n",
-                    2 * depth, "", ps->is_max ? "init_neg_inf" : "init_zero");
-    char region[256] = "";
-    for (int i = 0; i < dims - 1; i++) {
-        const char *l = L[i];
-        akg_buf_appendf(&b, "%*sfor k%s in range(0, K%s):\n", 2 * depth, "", l, l);
-        depth++;
-        akg_buf_appendf(&b, "%*si%s = %s0 + k%s * DL%s\n", 2 * depth, "", l, l, l, l);
-        akg_buf_appendf(&b, "%*sif i%s >= 0 and i%s < I%s:\n", 2 * depth, "", l, l, l);
-        depth++;
-        size_t n = strlen(region);
-        snprintf(region + n, sizeof region - n, "i%s, ", l);
-    }
-    akg_buf_appendf(&b, "%*sfor k%s in range(0, K%s):\n", 2 * depth, "", w, w);
-    depth++;
-    akg_buf_appendf(&b, "%*sc0 = q0 * S%s - P%s + k%s * DL%s\n", 2 * depth, "", w, w, w, w);
-    /* unit stride (contiguous input) and any other stride, as two branches */
-    for (int unit = 1; unit >= 0; unit--) {
-        if (unit)
-            akg_buf_appendf(&b, "%*sif S%s == 1:\n", 2 * depth, "", w);
-        else
-            akg_buf_appendf(&b, "%*selse:\n", 2 * depth, "");
-        akg_buf_appendf(&b, "%*st = alloc([qw])\n", 2 * depth + 2, "");
-        if (unit)
-            akg_buf_appendf(&b, "%*sload(x[r, %sc0:c0 + qw] -> t, other=%s)\n", 2 * depth + 2, "",
-                            region, ps->is_max ? "-1e999" : "0.0");
-        else
-            akg_buf_appendf(&b, "%*sload(x[r, %sc0:c0 + qw * S%s:S%s] -> t, other=%s)\n",
-                            2 * depth + 2, "", region, w, w, ps->is_max ? "-1e999" : "0.0");
-        akg_buf_appendf(&b, "%*s@llm_hint(\"vectorize\", \"simd\", 8)\n", 2 * depth + 2, "");
-        akg_buf_appendf(&b, "%*sacc = %s(acc, t)\n", 2 * depth + 2, "",
-                        ps->is_max ? "maximum" : "add");
-    }
-    if (ps->is_max) {
-        akg_buf_appendf(&b, "%*sstore(acc -> y[r, %sq0:q0 + qw])\n}\n", 2 * d0, "", pre);
-    } else if (ps->divisor) {
-        akg_buf_appendf(&b, "%*s@llm_hint(\"vectorize\", \"simd\", 8)\n", 2 * d0, "");
-        akg_buf_appendf(&b, "%*sstore(div(acc, DIVO) -> y[r, %sq0:q0 + qw])\n}\n", 2 * d0, "", pre);
-    } else {
-        /* the divisor of each output: the window clipped as count_include_pad says */
-        akg_buf_appendf(&b, "%*sq = arange(q0, q0 + qw)\n", 2 * d0, "");
-        akg_buf_appendf(&b, "%*s%s0 = q * S%s - P%s\n", 2 * d0, "", w, w, w);
-        if (ps->include_pad)
-            akg_buf_appendf(&b, "%*sd%s = minimum(%s0 + K%s, I%s + P%s) - %s0\n", 2 * d0, "", w, w,
-                            w, w, w, w);
-        else
-            akg_buf_appendf(&b, "%*sd%s = minimum(%s0 + K%s, I%s) - maximum(%s0, 0)\n", 2 * d0, "",
-                            w, w, w, w, w);
-        akg_buf_appendf(&b, "%*scount = d%s", 2 * d0, "", w);
-        for (int i = 0; i < dims - 1; i++)
-            akg_buf_appendf(&b, " * d%s", L[i]);
-        akg_buf_puts(&b, "\n");
-        akg_buf_appendf(&b, "%*s@llm_hint(\"vectorize\", \"simd\", 8)\n", 2 * d0, "");
-        akg_buf_appendf(&b, "%*sstore(div(acc, cast(count, f32)) -> y[r, %sq0:q0 + qw])\n}\n",
-                        2 * d0, "", pre);
-    }
-    return akg_buf_take(&b);
-}
+#include "rules_pool_sketch.h"
 
 /* A boolean constructor argument (False when absent or unreadable). */
 static int ctor_flag(const akg_reference *ref, const cJSON *probe, const akg_expr *ctor, int pos,
@@ -295,7 +118,7 @@ int akg_rules_pool(const akg_reference *ref, const cJSON *probe, const cJSON *fe
         for (int j = 0; j < dims; j++)
             cJSON_AddItemToArray(v, cJSON_CreateNumber((double)vals[k][j]));
     }
-    pool_spec ps = {0};
+    akg_pool_spec ps = {0};
     ps.name = e->name;
     ps.layer = layer->name;
     ps.input = ref->forward_params[input].name;
@@ -322,7 +145,7 @@ int akg_rules_pool(const akg_reference *ref, const cJSON *probe, const cJSON *fe
                      akg_rule_scalar(ref, probe, dv, "divisor_override", &sv, &dstr) == AKG_OK &&
                      !dstr;
     }
-    d->sketch_text = pool_sketch(&ps);
+    d->sketch_text = akg_pool_sketch(&ps);
     if (!d->sketch_text) {
         akg_design_free(d);
         return AKG_ENOMEM;
