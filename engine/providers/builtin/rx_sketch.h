@@ -85,7 +85,49 @@ const char *rx_dtype(const char *probe_dtype);
 
 /* rx_sketch_stats.c: statistics of rows and columns */
 int rx_reduce_sketch(rx_sk *s, const char *what);
+/* rx_sketch_rowmap.c: a map of each row by its statistics */
 int rx_rowmap_sketch(rx_sk *s, const char *what);
+
+/* What the reduce and rowmap writers share (rx_sketch_stats.c). */
+#define RX_MAX_STATS 8
+#define RX_SPLIT_ROWS "65536" /* a row at least this long is split across cores when rows are few  \
+                               */
+
+typedef struct {
+    int n;
+    const char *mode[RX_MAX_STATS];
+    const cJSON *expr[RX_MAX_STATS];
+} rx_stat_list;
+/* Reads params "stats" (1 to RX_MAX_STATS known modes). */
+int rx_read_stats(rx_sk *s, rx_stat_list *st);
+int rx_m_is(const char *m, const char *a);
+int rx_sumlike(const char *m); /* sum, mean, norm2 */
+int rx_extreme(const char *m); /* max, min */
+int rx_argx(const char *m);    /* argmax, argmin */
+/* The value statistic k accumulates: its expression, squared for a 2-norm. */
+void rx_stat_value(rx_sk *s, const rx_stat_list *st, int k, const rx_names *n);
+/* t<k> = alloc([ext]); load(IN_k[region] -> t<k>) for every input. */
+void rx_load_inputs(rx_sk *s, const char *ind, const char *ext, const char *region);
+/* The inputs as tiles t0..t7, f32 literals. */
+rx_names rx_tile_names(void);
+/* The f64 accumulators acc<k> of the statistics over the run [lo, hi) of row o (whole: the
+ * row), in one pass of BLK blocks (arg-extremes: m<k> and k<k>). */
+void rx_row_accumulate(rx_sk *s, const rx_stat_list *st, const char *ind, const char *lo,
+                       const char *hi, int whole);
+/* A statistic's value from its f64 accumulator (a mean divides by D, a 2-norm is a root). */
+void rx_finish_stat(rx_sk *s, const char *m, const char *acc);
+/* The reduction that combines partials of statistic m along axis 0. */
+const char *rx_combine_op(const char *m);
+/* The constexpr line (BLK, CH, P when with_parts, DIM from the constructor). */
+void rx_constexprs(rx_sk *s, int with_parts);
+/* bind: the inputs (each of the first's shape) and O, D, I. */
+void rx_bind_inputs(rx_sk *s);
+/* ", DIM = init(...)" when the dim comes from the constructor. */
+void rx_bind_dim(rx_sk *s);
+/* "IN[O, D, I]: dtype; " for every input. */
+void rx_input_tensors(rx_sk *s);
+/* "all dims", "dims 1..2" or "dim 1", for comments. */
+void rx_dims_comment(rx_sk *s, char *out, size_t n);
 /* rx_sketch_scan.c */
 int rx_scan_sketch(rx_sk *s, const char *what);
 /* rx_sketch_chnorm.c */
