@@ -90,8 +90,8 @@ int rx_rowmap_sketch(rx_sk *s, const char *what);
 
 /* What the reduce and rowmap writers share (rx_sketch_stats.c). */
 #define RX_MAX_STATS 8
-#define RX_SPLIT_ROWS "65536" /* a row at least this long is split across cores when rows are few  \
-                               */
+/* a row at least this long is split across cores when rows are few */
+#define RX_SPLIT_ROWS "65536"
 
 typedef struct {
     int n;
