@@ -621,14 +621,27 @@ static void test_views(void)
                   "[1]");
     expect_sketch(&r, (const char *const[]){"sketch permute {", "load(x0[c0:c0+BLOCK, r] -> t0)",
                                             "store(t0 -> out0[r, c0:c0+BLOCK])", 0});
-    /* a reshape that regroups dims is refused with what is read instead */
+    /* a.view(4, 2, 3) * b: the tensor declared in the reshaped shape, bound from the original */
+    in = "[" TENSOR("[4,6]", "float32") "," TENSOR("[2,1]", "float32") "]";
+    r = design_ab(in,
+                  LEAF(0, "a", "[4,6]", "f32") LEAF(1, "b", "[2,1]", "f32")
+                      OPD(2, "reshape", "[0]", "{\"shape\":[4,2,3]}", "[4,2,3]",
+                          "f32") "," OPD(3, "mul", "[2,1]", "{}", "[4,2,3]", "f32"),
+                  "[3]");
+    expect_sketch(&r, (const char *const[]){"x0[D0, D1, D2]: f32",
+                                            "x0 = input(\"a\", [D0, E0]), D1 = 2, D2 = E0 // (1 * "
+                                            "D1)",
+                                            "load(x0[r // (D1), r % D1, c0:c0+BLOCK] -> t2)", 0});
+    /* a reshape of a computed value that regroups dims is refused with what is read instead */
     in = "[" TENSOR("[4,6]", "float32") "," TENSOR("[24]", "float32") "]";
     r = design_ab(in,
                   LEAF(0, "a", "[4,6]", "f32") LEAF(1, "b", "[24]", "f32")
-                      OPD(2, "reshape", "[0]", "{\"shape\":[24]}", "[24]",
-                          "f32") "," OPD(3, "add", "[2,1]", "{}", "[24]", "f32"),
-                  "[3]");
-    expect_refusal(&r, "cannot design reshape (ref.py:6): a reshape that regroups dims");
+                      OPD(2, "neg", "[0]", "{}", "[4,6]",
+                          "f32") "," OPD(3, "reshape", "[2]", "{\"shape\":[24]}", "[24]",
+                                         "f32") "," OPD(4, "add", "[3,1]", "{}", "[24]", "f32"),
+                  "[4]");
+    expect_refusal(&r, "cannot design reshape (ref.py:6): a reshape that regroups the dims of a "
+                       "computed value");
 }
 
 static void test_dtypes(void)

@@ -42,6 +42,7 @@ typedef struct {
     int value;
     akg_graph_dimmap map;
     char name[24];
+    int loaded; /* a tensor's load (a leaf, or a regrouping reshape of one) */
 } ew_tile;
 
 typedef struct {
@@ -54,7 +55,9 @@ typedef struct {
     int rank, flat, writing, first_op;
     ew_tile tiles[EW_MAX_TILES];
     int n_tiles;
-    int leaves[AKG_GRAPH_MAX_ARGS];                /* the tensors read, by value id, in order */
+    /* the tensors read, in order: a leaf's id, or the id of a reshape of a leaf that
+     * regroups its dims (the tensor is declared in the reshaped shape) */
+    int leaves[AKG_GRAPH_MAX_ARGS];
     akg_graph_dimmap leaf_map[AKG_GRAPH_MAX_ARGS]; /* the map each is declared by */
     int n_leaves;
     char name[64];
@@ -80,6 +83,15 @@ static int leaf_slot(const ew *e, int id)
         if (e->leaves[i] == id)
             return i;
     return -1;
+}
+
+/* How many dims of v in [a, b) are not of size 1. */
+static int count_big(const akg_graph_value *v, int a, int b)
+{
+    int n = 0;
+    for (int k = a; k < b; k++)
+        n += v->shape[k] != 1;
+    return n;
 }
 
 static int same_shape(const akg_graph_value *a, const akg_graph_value *b)
@@ -155,6 +167,23 @@ static void load_leaf(ew *e, const akg_graph_value *l, const akg_graph_dimmap *m
     akg_buf_appendf(b, "] -> %s)\n", name);
 }
 
+/* A reshape of an input, weight or buffer whose groups of dims each merge dims into one or
+ * split one dim into several: the tensor is declared in the reshaped shape and bound from
+ * the original one (the binding reads it as a row-major reshape). */
+static int regroups_leaf(const akg_graph *g, const akg_graph_value *v)
+{
+    const akg_graph_value *s = &g->values[v->args[0].value];
+    int fa[AKG_GRAPH_MAX_RANK], fb[AKG_GRAPH_MAX_RANK], ta[AKG_GRAPH_MAX_RANK],
+        tb[AKG_GRAPH_MAX_RANK];
+    if (strcmp(v->op, "reshape") || !akg_graph_is_leaf(s) || s->kind == AKG_GRAPH_CONSTANT)
+        return 0;
+    int n = akg_graph_reshape_groups(s, v, fa, fb, ta, tb);
+    for (int k = 0; k < n; k++)
+        if (count_big(s, fa[k], fb[k]) > 1 && count_big(v, ta[k], tb[k]) > 1)
+            return 0;
+    return n >= 0;
+}
+
 /* The tile holding value id read through map m: found, or made (its operands first). Its
  * name goes to *name. */
 static int tile_of(ew *e, int id, akg_graph_dimmap m, const char **name)
@@ -165,11 +194,17 @@ static int tile_of(ew *e, int id, akg_graph_dimmap m, const char **name)
         int src;
         akg_graph_dimmap sm;
         const char *why = NULL;
-        if (akg_graph_view_source(g, v, &m, &src, &sm, &why))
-            return ew_decline(e, v, "%s", why);
-        if (!e->writing)
-            akg_graph_op_word(v, 0, e->name, sizeof e->name);
-        return tile_of(e, src, sm, name);
+        if (!akg_graph_view_source(g, v, &m, &src, &sm, &why)) {
+            if (!e->writing)
+                akg_graph_op_word(v, 0, e->name, sizeof e->name);
+            return tile_of(e, src, sm, name);
+        }
+        if (!regroups_leaf(g, v))
+            return ew_decline(e, v,
+                              "a reshape that regroups the dims of a computed value, or "
+                              "regroups dims across each other, is not designed yet; reshapes "
+                              "of an input, weight or buffer that merge or split dims are, and "
+                              "so are reshapes that add or remove dims of size 1");
     }
     for (int i = 0; i < e->n_tiles; i++)
         if (e->tiles[i].value == id && akg_graph_dimmap_equal(&e->tiles[i].map, &m)) {
@@ -188,7 +223,8 @@ static int tile_of(ew *e, int id, akg_graph_dimmap m, const char **name)
         snprintf(t->name, sizeof t->name, "t%d_%d", id, copies);
     else
         snprintf(t->name, sizeof t->name, "t%d", id);
-    if (akg_graph_is_leaf(v)) {
+    if (akg_graph_is_leaf(v) || akg_graph_is_view(v)) { /* a view here regroups a leaf */
+        t->loaded = 1;
         if (v->kind == AKG_GRAPH_CONSTANT)
             return ew_decline(e, v,
                               "a tensor made inside forward (constants are not designed "
@@ -248,7 +284,7 @@ static int walk_outputs(ew *e)
     if (e->writing) /* the loads first, in the order the dry run met them */
         for (int i = 0; i < n; i++) {
             const akg_graph_value *v = &g->values[e->tiles[i].value];
-            if (!akg_graph_is_leaf(v))
+            if (!e->tiles[i].loaded)
                 continue;
             e->tiles[e->n_tiles] = e->tiles[i];
             load_leaf(e, v, &e->tiles[i].map, e->tiles[i].name);
@@ -285,11 +321,133 @@ static int check_outputs(ew *e)
     return AKG_OK;
 }
 
+/* The tensor read by slot i: the leaf itself, or the leaf a regrouping reshape reads. */
+static const akg_graph_value *slot_tensor(const ew *e, int i)
+{
+    const akg_graph_value *v = &e->g->values[e->leaves[i]];
+    return akg_graph_is_leaf(v) ? v : &e->g->values[v->args[0].value];
+}
+
+/* The SHAPE of a tensor declared in its reshaped shape (slot i): per dim of the original, the
+ * symbol of the reshaped dim it is (1:1), a fresh symbol En (dims merged into one, or one dim
+ * split), or 1; then bindings of the reshaped dims no earlier item bound: a merge is the
+ * product of its En, a split's dims their traced sizes but the last, which is En divided by
+ * the others. */
+static void bind_regrouped(ew *e, akg_buf *b, int i, int *bound, int *n_extra)
+{
+    const akg_graph_value *v = &e->g->values[e->leaves[i]], *src = slot_tensor(e, i);
+    const akg_graph_dimmap *m = &e->leaf_map[i];
+    char entry[AKG_GRAPH_MAX_RANK][16], after[1024] = "";
+    size_t off = 0;
+    int fa[AKG_GRAPH_MAX_RANK], fb[AKG_GRAPH_MAX_RANK], ta[AKG_GRAPH_MAX_RANK],
+        tb[AKG_GRAPH_MAX_RANK];
+    for (int k = 0; k < src->rank; k++)
+        snprintf(entry[k], sizeof entry[k], "1");
+    int n = akg_graph_reshape_groups(src, v, fa, fb, ta, tb);
+    for (int k = 0; k < n; k++) {
+        int first_s = -1, first_v = -1;
+        for (int d = fa[k]; d < fb[k] && first_s < 0; d++)
+            if (src->shape[d] != 1)
+                first_s = d;
+        for (int d = ta[k]; d < tb[k] && first_v < 0; d++)
+            if (v->shape[d] != 1)
+                first_v = d;
+        if (count_big(src, fa[k], fb[k]) == 1 && count_big(v, ta[k], tb[k]) == 1) {
+            snprintf(entry[first_s], sizeof entry[0], "D%d", m->q[first_v]);
+            bound[m->q[first_v]] = 1;
+            continue;
+        }
+        if (count_big(v, ta[k], tb[k]) == 1) { /* dims merged into one */
+            int q = m->q[first_v];
+            if (!bound[q] && off < sizeof after)
+                off += (size_t)snprintf(after + off, sizeof after - off, ", D%d = 1", q);
+            for (int d = fa[k]; d < fb[k]; d++) {
+                if (src->shape[d] == 1)
+                    continue;
+                snprintf(entry[d], sizeof entry[0], "E%d", *n_extra);
+                if (!bound[q] && off < sizeof after)
+                    off += (size_t)snprintf(after + off, sizeof after - off, " * E%d", *n_extra);
+                (*n_extra)++;
+            }
+            bound[q] = 1;
+            continue;
+        }
+        /* one dim split into several */
+        int e_sym = (*n_extra)++, last = -1;
+        snprintf(entry[first_s], sizeof entry[0], "E%d", e_sym);
+        for (int d = ta[k]; d < tb[k]; d++)
+            if (v->shape[d] != 1 && !bound[m->q[d]])
+                last = d;
+        for (int d = ta[k]; d < tb[k] && last >= 0; d++) {
+            if (v->shape[d] == 1 || bound[m->q[d]] || d == last || off >= sizeof after)
+                continue;
+            off += (size_t)snprintf(after + off, sizeof after - off, ", D%d = %ld", m->q[d],
+                                    v->shape[d]);
+            bound[m->q[d]] = 1;
+        }
+        if (last >= 0 && off < sizeof after) {
+            off += (size_t)snprintf(after + off, sizeof after - off, ", D%d = E%d // (1",
+                                    m->q[last], e_sym);
+            for (int d = ta[k]; d < tb[k] && off < sizeof after; d++)
+                if (v->shape[d] != 1 && d != last)
+                    off += (size_t)snprintf(after + off, sizeof after - off, " * D%d", m->q[d]);
+            if (off < sizeof after)
+                off += (size_t)snprintf(after + off, sizeof after - off, ")");
+            bound[m->q[last]] = 1;
+        }
+    }
+    for (int k = 0; k < src->rank; k++)
+        akg_buf_appendf(b, "%s%s", k ? ", " : "", entry[k]);
+    akg_buf_appendf(b, "])%s\n", after);
+}
+
+/* The bindings: each tensor (the symbols of the dims it runs along bound by its SHAPE), the
+ * dims no tensor binds, the row or element count, the outputs. */
+static void write_binds(ew *e, akg_buf *b, int *n_extra)
+{
+    const akg_graph *g = e->g;
+    int rank = e->rank;
+    int bound[AKG_GRAPH_MAX_RANK] = {0};
+    for (int i = 0; i < e->n_leaves; i++) {
+        const akg_graph_value *l = slot_tensor(e, i);
+        akg_buf_appendf(b, "  bind: x%d = %s(\"%s\", [", i,
+                        l->kind == AKG_GRAPH_INPUT ? "input" : "weight", l->name);
+        if (!akg_graph_is_leaf(&g->values[e->leaves[i]])) {
+            bind_regrouped(e, b, i, bound, n_extra);
+            continue;
+        }
+        for (int k = 0; k < e->leaf_map[i].rank; k++) {
+            int q = e->leaf_map[i].q[k];
+            akg_buf_appendf(b, q < 0 ? "%s1" : "%sD%d", k ? ", " : "", q);
+            if (q >= 0)
+                bound[q] = 1;
+        }
+        akg_buf_puts(b, "])\n");
+    }
+    akg_buf_puts(b, "  bind: ");
+    for (int k = 0; k < rank; k++)
+        if (!bound[k]) /* a dim of size 1 that no operand runs along */
+            akg_buf_appendf(b, "D%d = %ld, ", k, e->o->shape[k]);
+    akg_buf_appendf(b, "%s = 1", e->flat ? "N" : "R");
+    for (int k = 0; k < (e->flat ? rank : rank - 1); k++)
+        akg_buf_appendf(b, " * D%d", k);
+    for (int j = 0; j < g->n_outputs; j++) {
+        akg_buf_appendf(b, ", out%d = output(%d, [", j, j);
+        for (int k = 0; k < rank; k++)
+            akg_buf_appendf(b, "%sD%d", k ? ", " : "", k);
+        akg_buf_puts(b, "])");
+    }
+    akg_buf_puts(b, "\n");
+}
+
 /* The header: symbols, tensors, constexprs and bindings. */
 static void write_header(ew *e, akg_buf *b, int numeric_retry)
 {
     const akg_graph *g = e->g;
-    int rank = e->rank;
+    int rank = e->rank, n_extra = 0;
+    akg_buf binds;
+    akg_buf_init(&binds, 1 << 16);
+    write_binds(e, &binds, &n_extra);
     if (e->flat)
         akg_buf_appendf(b,
                         "# %s: one fused elementwise pass over the flattened operands (N "
@@ -305,6 +463,8 @@ static void write_header(ew *e, akg_buf *b, int numeric_retry)
     akg_buf_appendf(b, "sketch %s {\n  symbols: %s", e->name, e->flat ? "N" : "R");
     for (int i = 0; i < rank; i++)
         akg_buf_appendf(b, ", D%d", i);
+    for (int i = 0; i < n_extra; i++)
+        akg_buf_appendf(b, ", E%d", i);
     akg_buf_puts(b, ";\n  tensors: ");
     for (int i = 0; i < e->n_leaves; i++) {
         akg_buf_appendf(b, "x%d", i);
@@ -312,7 +472,7 @@ static void write_header(ew *e, akg_buf *b, int numeric_retry)
             akg_buf_puts(b, "[N]");
         else
             leaf_shape(b, &e->leaf_map[i]);
-        akg_buf_appendf(b, ": %s; ", g->values[e->leaves[i]].dtype);
+        akg_buf_appendf(b, ": %s; ", slot_tensor(e, i)->dtype);
     }
     for (int j = 0; j < g->n_outputs; j++) {
         const char *dt = g->values[g->outputs[j]].dtype;
@@ -327,31 +487,9 @@ static void write_header(ew *e, akg_buf *b, int numeric_retry)
                         numeric_retry ? 4096 * 4 : 16384);
     else
         akg_buf_puts(b, "  constexpr: BLOCK = tune(1024, 256, 4096), RB = tune(16, 4, 64);\n");
-    int bound[AKG_GRAPH_MAX_RANK] = {0};
-    for (int i = 0; i < e->n_leaves; i++) {
-        const akg_graph_value *l = &g->values[e->leaves[i]];
-        akg_buf_appendf(b, "  bind: x%d = %s(\"%s\", ", i,
-                        l->kind == AKG_GRAPH_INPUT ? "input" : "weight", l->name);
-        leaf_shape(b, &e->leaf_map[i]);
-        akg_buf_puts(b, ")\n");
-        for (int k = 0; k < e->leaf_map[i].rank; k++)
-            if (e->leaf_map[i].q[k] >= 0)
-                bound[e->leaf_map[i].q[k]] = 1;
-    }
-    akg_buf_puts(b, "  bind: ");
-    for (int k = 0; k < rank; k++)
-        if (!bound[k]) /* a dim of size 1 that no operand runs along */
-            akg_buf_appendf(b, "D%d = %ld, ", k, e->o->shape[k]);
-    akg_buf_appendf(b, "%s = 1", e->flat ? "N" : "R");
-    for (int k = 0; k < (e->flat ? rank : rank - 1); k++)
-        akg_buf_appendf(b, " * D%d", k);
-    for (int j = 0; j < g->n_outputs; j++) {
-        akg_buf_appendf(b, ", out%d = output(%d, [", j, j);
-        for (int k = 0; k < rank; k++)
-            akg_buf_appendf(b, "%sD%d", k ? ", " : "", k);
-        akg_buf_puts(b, "])");
-    }
-    akg_buf_puts(b, "\n\n  @llm_hint(\"parallel\", \"coreidx\")\n");
+    akg_buf_puts(b, binds.data ? binds.data : "");
+    akg_buf_free(&binds);
+    akg_buf_puts(b, "\n  @llm_hint(\"parallel\", \"coreidx\")\n");
     if (numeric_retry)
         akg_buf_puts(b, "  @llm_hint(\"math\", \"precise\")\n");
 }
@@ -378,7 +516,7 @@ int akg_designer_graph_elementwise(const akg_reference *ref, const akg_graph *g,
     akg_graph_dimmap id = akg_graph_dimmap_identity(e->rank);
     for (int i = 0; i < e->n_tiles; i++) {
         const akg_graph_value *v = &g->values[e->tiles[i].value];
-        if (akg_graph_is_leaf(v) &&
+        if (e->tiles[i].loaded &&
             (!same_shape(v, e->o) || !akg_graph_dimmap_equal(&e->tiles[i].map, &id)))
             e->flat = 0;
     }
@@ -423,7 +561,7 @@ int akg_designer_graph_elementwise(const akg_reference *ref, const akg_graph *g,
     cJSON_AddNumberToObject(d->params, "outputs", g->n_outputs);
     cJSON *ls = cJSON_AddArrayToObject(d->params, "operands");
     for (int i = 0; i < e->n_leaves; i++)
-        cJSON_AddItemToArray(ls, cJSON_CreateString(g->values[e->leaves[i]].name));
+        cJSON_AddItemToArray(ls, cJSON_CreateString(slot_tensor(e, i)->name));
     free(e);
     d->sketch_text = akg_buf_take(&b);
     if (!d->sketch_text) {

@@ -11,7 +11,10 @@
  * permutes, expands and reshapes that add or remove dims of size 1
  * (unsqueeze, squeeze, x[:, None]) are read; a reshape that regroups dims
  * (flattening [B, C, H] to [B, C * H]) maps one index to several and is
- * declined here: a flat index of a contiguous tensor is the reading it needs.
+ * declined here: a flat index of a contiguous tensor is the reading it needs,
+ * and akg_graph_reshape_groups says which dims it regroups (a Designer can
+ * declare the tensor in the reshaped shape and bind it from the original,
+ * which the language's binding reads as a row-major reshape).
  */
 #include <string.h>
 
@@ -103,4 +106,37 @@ int akg_graph_view_source(const akg_graph *g, const akg_graph_value *v, const ak
     *why = "a reshape that regroups dims (not only adding or removing dims of size 1) is not "
            "read as an index map yet; reshapes such as unsqueeze, squeeze and x[:, None] are";
     return -1;
+}
+
+int akg_graph_reshape_groups(const akg_graph_value *from, const akg_graph_value *to, int *fa,
+                             int *fb, int *ta, int *tb)
+{
+    int i = 0, j = 0, n = 0;
+    for (;;) {
+        while (i < from->rank && from->shape[i] == 1)
+            i++;
+        while (j < to->rank && to->shape[j] == 1)
+            j++;
+        if (i == from->rank || j == to->rank)
+            return i == from->rank && j == to->rank ? n : -1;
+        if (n == AKG_GRAPH_MAX_RANK)
+            return -1;
+        long pf = from->shape[i], pt = to->shape[j];
+        fa[n] = i++;
+        ta[n] = j++;
+        while (pf != pt) {
+            if (pf < pt) {
+                if (i == from->rank)
+                    return -1;
+                pf *= from->shape[i++];
+            } else {
+                if (j == to->rank)
+                    return -1;
+                pt *= to->shape[j++];
+            }
+        }
+        fb[n] = i;
+        tb[n] = j;
+        n++;
+    }
 }

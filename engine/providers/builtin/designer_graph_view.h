@@ -36,4 +36,11 @@ akg_graph_dimmap akg_graph_dimmap_broadcast(const akg_graph_value *a, const akg_
 int akg_graph_view_source(const akg_graph *g, const akg_graph_value *v, const akg_graph_dimmap *vm,
                           int *src, akg_graph_dimmap *sm, const char **why);
 
+/* The groups of dims a reshape from `from` to `to` regroups, dims of size 1 left out: group k
+ * pairs from's dims [fa[k], fb[k]) with to's dims [ta[k], tb[k]) of the same product (a dim
+ * of size 1 inside a range counts for nothing; those outside every range too). The count, or
+ * -1 when the products never meet (a malformed reshape). Arrays of AKG_GRAPH_MAX_RANK. */
+int akg_graph_reshape_groups(const akg_graph_value *from, const akg_graph_value *to, int *fa,
+                             int *fb, int *ta, int *tb);
+
 #endif
