@@ -64,13 +64,16 @@ int rg_merge_groups(const long *from, int nf, const long *to, int nt, int *start
 static int reserved(const char *n)
 {
     static const char *const words[] = {
-        "O",    "CH",   "NC",    "NR",    "D",      "I",     "BLK",  "o",     "c",    "q",
-        "for",  "in",   "if",    "else",  "range",  "and",   "or",   "not",   "min",  "max",
-        "ceil", "load", "store", "alloc", "sketch", "bind",  "True", "False", "None", "pass",
-        "elif", "fill", "cast",  "exp",   "log",    "where", NULL};
+        "P",     "p",      "lo",   "hi",    "O",     "CH",   "NC",   "NR",   "D",
+        "I",     "BLK",    "o",    "c",     "q",     "for",  "in",   "if",   "else",
+        "range", "and",    "or",   "not",   "min",   "max",  "ceil", "load", "store",
+        "alloc", "sketch", "bind", "True",  "False", "None", "pass", "elif", "fill",
+        "cast",  "exp",    "log",  "where", NULL};
     if (rg_in_list(words, n))
         return 1;
     if (!strncmp(n, "result", 6) && (!n[6] || (n[6] >= '0' && n[6] <= '9')))
+        return 1;
+    if (!strncmp(n, "part_", 5))
         return 1;
     static const char stems[] = "vkAmdsuXrt";
     if (n[0] && strchr(stems, n[0]) && n[1] >= '0' && n[1] <= '9')

@@ -11,7 +11,9 @@
  *  - the last run reduced (rows): one task per index of the kept runs; the
  *    other reduced runs are loops, and the last run, contiguous, is read in
  *    blocks of BLK elements, each block reduced in 16 f32 lanes and folded into
- *    an f64 accumulator (extremes in the tensors' dtype);
+ *    an f64 accumulator (extremes in the tensors' dtype); with few tasks and a
+ *    long last run (O < 32, D >= 65536: a sum of everything), each task's run is
+ *    split into P parts across cores instead, whose partials are combined;
  *  - the last run kept (columns): one task per index of the other kept runs
  *    and CH columns of the last, accumulators of CH lanes with every reduced
  *    index streamed through them, vectorised along the columns.
@@ -25,6 +27,7 @@
 #include "akg/akg.h"
 #include "designer_graph_reduce_int.h"
 #include "graph_ops.h"
+#include "rx_sketch.h"
 
 #define MAX_STATS 8
 
@@ -184,10 +187,41 @@ static void acc_update(rows_ctx *s, const char *ind, const char *acc, const char
         akg_buf_appendf(b, "%s%s = add(%s, cast(reduce_sum(%s, axis=0), f64))\n", ind, acc, acc, a);
 }
 
+/* The accumulator of reduction v in pass `pass` (0: every statistic, a logsumexp's maximum;
+ * 1: the logsumexp sums): 1 with its name and the statistic it accumulates, or 0. */
+static int acc_of(const rows_ctx *s, const akg_graph_value *v, int pass, char *name, size_t len,
+                  const char **kind)
+{
+    if (!akg_graph_op_reduces(v))
+        return 0;
+    int lse = !strcmp(v->op, "logsumexp");
+    if (pass == 1 && !lse)
+        return 0;
+    if (lse)
+        snprintf(name, len, pass == 0 ? "m%d" : "acc%d", v->id);
+    else if (!strcmp(v->op, "amax") || !strcmp(v->op, "amin"))
+        snprintf(name, len, "%s", s->c->names[v->id]);
+    else
+        snprintf(name, len, "acc%d", v->id);
+    *kind = lse ? (pass == 0 ? "amax" : "sum") : v->op;
+    return 1;
+}
+
+static void acc_inits(rows_ctx *s, const char *ind, int pass)
+{
+    const akg_graph *g = s->c->g;
+    for (int i = 0; i < g->n_values; i++) {
+        char acc[32];
+        const char *kind;
+        if (acc_of(s, &g->values[i], pass, acc, sizeof acc, &kind))
+            acc_init(s, ind, acc, kind);
+    }
+}
+
 /* One pass over the reduced extent: loops over the reduced runs, the tiles of the tensors
- * the pass reads, the prologue, the updates. pass 0: every statistic (a logsumexp's
- * maximum); pass 1: the logsumexp sums. */
-static int stream(rows_ctx *s, int pass, const char *ind0)
+ * the pass reads, the prologue, the updates. split: the last run is the part [lo, hi) of
+ * the task's p (rows only). */
+static int stream(rows_ctx *s, int pass, const char *ind0, int split)
 {
     rctx *c = s->c;
     const akg_graph *g = c->g;
@@ -211,9 +245,11 @@ static int stream(rows_ctx *s, int pass, const char *ind0)
         akg_buf_puts(b, "):\n");
         snprintf(ind + strlen(ind), sizeof ind - strlen(ind), "  ");
     }
-    const char *tile = s->cols ? "min(CH, I - c)" : "min(BLK, D - q)";
+    const char *tile = s->cols ? "min(CH, I - c)"
+                       : split ? "min(BLK, hi - lo - q)"
+                               : "min(BLK, D - q)";
     if (!s->cols) {
-        akg_buf_appendf(b, "%sfor q in range(0, D, BLK):\n", ind);
+        akg_buf_appendf(b, "%sfor q in range(0, %s, BLK):\n", ind, split ? "hi - lo" : "D");
         snprintf(ind + strlen(ind), sizeof ind - strlen(ind), "  ");
     }
     for (int i = 0; i < g->n_values; i++) {
@@ -224,8 +260,12 @@ static int stream(rows_ctx *s, int pass, const char *ind0)
                         c->tensor[i]);
         for (int j = 0; j < s->r.n; j++) {
             akg_buf_puts(b, j ? ", " : "");
-            if (j == last)
-                akg_buf_puts(b, s->cols ? "c:c + min(CH, I - c)" : "q:q + min(BLK, D - q)");
+            if (j == last && s->cols)
+                akg_buf_puts(b, "c:c + min(CH, I - c)");
+            else if (j == last && split)
+                akg_buf_puts(b, "lo + q:lo + q + min(BLK, hi - lo - q)");
+            else if (j == last)
+                akg_buf_puts(b, "q:q + min(BLK, D - q)");
             else
                 akg_buf_appendf(b, "%s%d", s->r.red[j] ? "r" : "k", j);
         }
@@ -243,27 +283,126 @@ static int stream(rows_ctx *s, int pass, const char *ind0)
     }
     for (int i = 0; i < g->n_values; i++) {
         const akg_graph_value *v = &g->values[i];
-        if (!akg_graph_op_reduces(v))
+        char acc[32], expr[96];
+        const char *kind;
+        if (!acc_of(s, v, pass, acc, sizeof acc, &kind))
             continue;
         const char *a = c->names[v->args[0].value];
-        char acc[32], expr[96];
-        int lse = !strcmp(v->op, "logsumexp");
-        if (pass == 1 && !lse)
-            continue;
-        if (lse && pass == 0) {
-            snprintf(acc, sizeof acc, "m%d", i);
-            acc_update(s, ind, acc, "amax", a);
-        } else if (lse) {
-            snprintf(acc, sizeof acc, "acc%d", i);
+        if (pass == 1) {
             snprintf(expr, sizeof expr, "exp(sub(%s, m%d))", a, i);
-            acc_update(s, ind, acc, "sum", expr);
-        } else {
-            if (!strcmp(v->op, "amax") || !strcmp(v->op, "amin"))
-                snprintf(acc, sizeof acc, "%s", c->names[i]);
-            else
-                snprintf(acc, sizeof acc, "acc%d", i);
-            acc_update(s, ind, acc, v->op, a);
+            a = expr;
         }
+        acc_update(s, ind, acc, kind, a);
+    }
+    return AKG_OK;
+}
+
+/* A pass split into P parts of the last run, run in parallel, each writing its partial
+ * statistics into a "slow" tile of partials that is combined afterwards (parallel parts
+ * never update one accumulator). */
+static int stream_split(rows_ctx *s, int pass, const char *ind)
+{
+    const akg_graph *g = s->c->g;
+    akg_buf *b = s->b;
+    for (int i = 0; i < g->n_values; i++) {
+        char acc[32];
+        const char *kind;
+        if (!acc_of(s, &g->values[i], pass, acc, sizeof acc, &kind))
+            continue;
+        int ext = !strcmp(kind, "amax") || !strcmp(kind, "amin");
+        akg_buf_appendf(b, "%spart_%s = alloc([P], dtype=%s, llm_hint=[\"slow\"])\n", ind, acc,
+                        ext ? s->c->dt : "f64");
+    }
+    akg_buf_appendf(b,
+                    "%s@llm_hint(\"parallel\", \"coreidx\")\n%sfor p in range(0, P):\n"
+                    "%s  lo = p * ceil(D, P)\n%s  hi = min(lo + ceil(D, P), D)\n",
+                    ind, ind, ind, ind);
+    char in2[64];
+    snprintf(in2, sizeof in2, "%s  ", ind);
+    acc_inits(s, in2, pass);
+    int rc = stream(s, pass, in2, 1);
+    if (rc)
+        return rc;
+    for (int i = 0; i < g->n_values; i++) {
+        char acc[32];
+        const char *kind;
+        if (acc_of(s, &g->values[i], pass, acc, sizeof acc, &kind))
+            akg_buf_appendf(b, "%sstore(%s -> part_%s[p:p + 1])\n", in2, acc, acc);
+    }
+    for (int i = 0; i < g->n_values; i++) {
+        char acc[32];
+        const char *kind;
+        if (!acc_of(s, &g->values[i], pass, acc, sizeof acc, &kind))
+            continue;
+        const char *comb = !strcmp(kind, "amax")   ? "reduce_max"
+                           : !strcmp(kind, "amin") ? "reduce_min"
+                           : !strcmp(kind, "prod") ? "reduce_prod"
+                                                   : "reduce_sum";
+        akg_buf_appendf(b, "%s%s = %s(part_%s, axis=0)\n", ind, acc, comb, acc);
+    }
+    return AKG_OK;
+}
+
+/* The task's indices of the kept runs (but the columns' run), from o. */
+static void task_indices(rows_ctx *s, const char *ind)
+{
+    akg_buf *b = s->b;
+    int last_kept = s->cols ? s->r.n - 1 : s->r.n;
+    int later = 0;
+    for (int j = last_kept - 1; j >= 0; j--) {
+        if (s->r.red[j])
+            continue;
+        akg_buf_appendf(b, "%sk%d = o", ind, j);
+        if (later) {
+            akg_buf_puts(b, " // (1");
+            for (int p = j + 1; p < last_kept; p++)
+                if (!s->r.red[p]) {
+                    akg_buf_puts(b, " * ");
+                    extent(b, &s->r, p, 0);
+                }
+            akg_buf_puts(b, ")");
+        }
+        akg_buf_puts(b, " % ");
+        extent(b, &s->r, j, 1);
+        akg_buf_puts(b, "\n");
+        later = 1;
+    }
+}
+
+/* The statistics from their accumulators, the epilogue over them, the stores. */
+static int finish(rows_ctx *s, const char *ind)
+{
+    rctx *c = s->c;
+    const akg_graph *g = c->g;
+    akg_buf *b = s->b;
+    for (int i = 0; i < g->n_values; i++) {
+        const akg_graph_value *v = &g->values[i];
+        const char *t = c->names[i];
+        if (akg_graph_op_reduces(v)) {
+            if (!strcmp(v->op, "sum") || !strcmp(v->op, "prod"))
+                akg_buf_appendf(b, "%s%s = cast(acc%d, %s)\n", ind, t, i, c->dt);
+            else if (!strcmp(v->op, "mean"))
+                akg_buf_appendf(b, "%s%s = cast(div(acc%d, NR), %s)\n", ind, t, i, c->dt);
+            else if (!strcmp(v->op, "logsumexp"))
+                akg_buf_appendf(b, "%s%s = add(m%d, log(cast(acc%d, %s)))\n", ind, t, i, i, c->dt);
+            continue;
+        }
+        if (!s->dep[i] || akg_graph_is_leaf(v) || c->view[i])
+            continue;
+        char expr[256];
+        const char *why = NULL;
+        if (akg_graph_op_render(g, v, c->names, expr, sizeof expr, &why))
+            return rg_decline(c, v, "%s", why);
+        akg_buf_appendf(b, "%s%s = %s\n", ind, t, expr);
+    }
+    for (int k = 0; k < c->n_out; k++) {
+        char rn[16];
+        rg_result_name(c, k, rn, sizeof rn);
+        if (s->cols)
+            akg_buf_appendf(b, "%sstore(%s -> %s[o, c:c + min(CH, I - c)])\n", ind,
+                            c->names[c->out[k]], rn);
+        else
+            akg_buf_appendf(b, "%sstore(%s -> %s[o:o + 1])\n", ind, c->names[c->out[k]], rn);
     }
     return AKG_OK;
 }
@@ -308,7 +447,7 @@ static void header(rows_ctx *s, const char *name, int need_nr)
                         k + 1 < c->n_out ? "; " : ";\n");
     }
     akg_buf_puts(b, s->cols ? "  constexpr: CH = tune(256, 64, 1024);\n"
-                            : "  constexpr: BLK = tune(2048, 512, 8192);\n");
+                            : "  constexpr: BLK = tune(2048, 512, 8192), P = tune(8, 2, 32);\n");
     rg_bind_tensors(b, c);
     akg_buf_puts(b, "  bind: O = 1");
     for (int j = 0; j < s->r.n - (s->cols ? 1 : 0); j++)
@@ -351,96 +490,54 @@ int rg_write_rows(rctx *c, int precise, akg_buf *b, const char *name)
         lse |= g->values[i].kind == AKG_GRAPH_OP && !strcmp(g->values[i].op, "logsumexp");
     }
     header(&s, name, need_nr);
-    /* the task: an index of the kept runs (but the columns' run) */
-    akg_buf_puts(b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
-    if (precise)
-        akg_buf_puts(b, "  @llm_hint(\"math\", \"precise\")\n");
-    akg_buf_puts(b, "  for o in range(0, O):\n");
-    int last_kept = s.cols ? s.r.n - 1 : s.r.n;
-    int later = 0;
-    for (int j = last_kept - 1; j >= 0; j--) {
-        if (s.r.red[j])
-            continue;
-        akg_buf_appendf(b, "    k%d = o", j);
-        if (later) {
-            akg_buf_puts(b, " // (1");
-            for (int p = j + 1; p < last_kept; p++)
-                if (!s.r.red[p]) {
-                    akg_buf_puts(b, " * ");
-                    extent(b, &s.r, p, 0);
-                }
-            akg_buf_puts(b, ")");
-        }
-        akg_buf_puts(b, " % ");
-        extent(b, &s.r, j, 1);
-        akg_buf_puts(b, "\n");
-        later = 1;
-    }
-    const char *ind = "    ";
+    int rc = AKG_OK;
     if (s.cols) {
+        akg_buf_puts(b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
+        if (precise)
+            akg_buf_puts(b, "  @llm_hint(\"math\", \"precise\")\n");
+        akg_buf_puts(b, "  for o in range(0, O):\n");
+        task_indices(&s, "    ");
         akg_buf_puts(b, "    @llm_hint(\"parallel\", \"coreidx\")\n"
                         "    for c in range(0, I, CH):\n");
-        ind = "      ";
-    }
-    for (int i = 0; i < g->n_values; i++) {
-        const akg_graph_value *v = &g->values[i];
-        if (!akg_graph_op_reduces(v))
-            continue;
-        char acc[32];
-        if (!strcmp(v->op, "logsumexp")) {
-            snprintf(acc, sizeof acc, "m%d", i);
-            acc_init(&s, ind, acc, "amax");
-            continue;
+        acc_inits(&s, "      ", 0);
+        rc = stream(&s, 0, "      ", 0);
+        if (!rc && lse) {
+            acc_inits(&s, "      ", 1);
+            rc = stream(&s, 1, "      ", 0);
         }
-        int ext = !strcmp(v->op, "amax") || !strcmp(v->op, "amin");
-        if (ext)
-            snprintf(acc, sizeof acc, "%s", c->names[i]);
-        else
-            snprintf(acc, sizeof acc, "acc%d", i);
-        acc_init(&s, ind, acc, v->op);
+        if (!rc)
+            rc = finish(&s, "      ");
+        akg_buf_puts(b, "}\n");
+        return rc;
     }
-    int rc = stream(&s, 0, ind);
+    akg_buf_puts(b, "  if O >= 32 or D < " RX_SPLIT_ROWS ":\n"
+                    "    # a task per index of the kept runs\n");
+    akg_buf_puts(b, "    @llm_hint(\"parallel\", \"coreidx\")\n");
+    if (precise)
+        akg_buf_puts(b, "    @llm_hint(\"math\", \"precise\")\n");
+    akg_buf_puts(b, "    for o in range(0, O):\n");
+    task_indices(&s, "      ");
+    acc_inits(&s, "      ", 0);
+    rc = stream(&s, 0, "      ", 0);
     if (!rc && lse) {
-        for (int i = 0; i < g->n_values; i++)
-            if (g->values[i].kind == AKG_GRAPH_OP && !strcmp(g->values[i].op, "logsumexp")) {
-                char acc[32];
-                snprintf(acc, sizeof acc, "acc%d", i);
-                acc_init(&s, ind, acc, "sum");
-            }
-        rc = stream(&s, 1, ind);
+        acc_inits(&s, "      ", 1);
+        rc = stream(&s, 1, "      ", 0);
     }
+    if (!rc)
+        rc = finish(&s, "      ");
     if (rc)
         return rc;
-    /* the statistics, then the epilogue over them */
-    for (int i = 0; i < g->n_values; i++) {
-        const akg_graph_value *v = &g->values[i];
-        const char *t = c->names[i];
-        if (akg_graph_op_reduces(v)) {
-            if (!strcmp(v->op, "sum") || !strcmp(v->op, "prod"))
-                akg_buf_appendf(b, "%s%s = cast(acc%d, %s)\n", ind, t, i, c->dt);
-            else if (!strcmp(v->op, "mean"))
-                akg_buf_appendf(b, "%s%s = cast(div(acc%d, NR), %s)\n", ind, t, i, c->dt);
-            else if (!strcmp(v->op, "logsumexp"))
-                akg_buf_appendf(b, "%s%s = add(m%d, log(cast(acc%d, %s)))\n", ind, t, i, i, c->dt);
-            continue;
-        }
-        if (!s.dep[i] || akg_graph_is_leaf(v) || c->view[i])
-            continue;
-        char expr[256];
-        const char *why = NULL;
-        if (akg_graph_op_render(g, v, c->names, expr, sizeof expr, &why))
-            return rg_decline(c, v, "%s", why);
-        akg_buf_appendf(b, "%s%s = %s\n", ind, t, expr);
-    }
-    for (int k = 0; k < c->n_out; k++) {
-        char rn[16];
-        rg_result_name(c, k, rn, sizeof rn);
-        if (s.cols)
-            akg_buf_appendf(b, "%sstore(%s -> %s[o, c:c + min(CH, I - c)])\n", ind,
-                            c->names[c->out[k]], rn);
-        else
-            akg_buf_appendf(b, "%sstore(%s -> %s[o:o + 1])\n", ind, c->names[c->out[k]], rn);
-    }
+    akg_buf_puts(b, "  else:\n    # few long runs: each split into P parts across cores, their "
+                    "partials\n    # written to tiles and combined afterwards\n");
+    if (precise)
+        akg_buf_puts(b, "    @llm_hint(\"math\", \"precise\")\n");
+    akg_buf_puts(b, "    for o in range(0, O):\n");
+    task_indices(&s, "      ");
+    rc = stream_split(&s, 0, "      ");
+    if (!rc && lse)
+        rc = stream_split(&s, 1, "      ");
+    if (!rc)
+        rc = finish(&s, "      ");
     akg_buf_puts(b, "}\n");
-    return AKG_OK;
+    return rc;
 }
