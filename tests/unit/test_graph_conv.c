@@ -2,8 +2,9 @@
  * graphs written here as the harness's trace gives them: a convolution with a bias viewed
  * per channel and an activation in the epilogue, BatchNorm in eval mode folded into it, a
  * depthwise convolution's epilogue, functional and adaptive pooling; and the refusals that name
- * the op, its line and why (BatchNorm in training mode, a residual, two convolutions, an
- * epilogue after a transposed convolution). Every design's sketch must check and lower. */
+ * the op, its line and why (BatchNorm in training mode, a residual, two convolutions, a
+ * replicate pad, an epilogue after a transposed convolution). Every design's sketch must check and
+ * lower. */
 #include <stdlib.h>
 
 #include "akg/akg.h"
@@ -231,6 +232,20 @@ static void test_refusals(void)
     CHECK(r.rc == AKG_EUNSUPPORTED);
     CHECK_CONTAINS(r.err, "cannot design conv (ref.py:11): a second convolution or pooling");
     CHECK_CONTAINS(r.err, "the first is at line 10");
+    release(&r);
+
+    /* a pad is the convolution's padding only when it is zeros or reflections */
+    const char *replicate =
+        "{\"version\":1,\"values\":[" X_LEAF
+        ",{\"id\":1,\"kind\":\"weight\",\"name\":\"w\",\"shape\":[8,4,3,3],\"dtype\":\"f32\"},"
+        "{\"id\":2,\"kind\":\"op\",\"op\":\"pad\",\"args\":[0],\"attrs\":{\"pad\":[1,1,1,1],"
+        "\"mode\":\"replicate\",\"value\":null},\"shape\":[2,4,12,12],\"dtype\":\"f32\","
+        "\"line\":10},"
+        "{\"id\":3,\"kind\":\"op\",\"op\":\"conv\",\"args\":[2,1,{\"none\":true}]," CONV_ATTRS(
+            1, false) "," OUT_8 "}],\"outputs\":[3]}";
+    r = design(inputs_conv, replicate);
+    CHECK(r.rc == AKG_EUNSUPPORTED);
+    CHECK_CONTAINS(r.err, "cannot design pad (ref.py:10): a replicate pad before a convolution");
     release(&r);
 
     /* an epilogue after a transposed convolution */

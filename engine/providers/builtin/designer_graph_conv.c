@@ -13,10 +13,13 @@
  * window), and a convolution may carry an epilogue:
  *
  *  - Convolution (`conv`, any dims, groups, dilation, transposed) of a forward
- *    input by a parameter, with an optional bias parameter, then any chain of
- *    ops on its result that are elementwise and read only numbers and tensors
- *    of one value per output channel ([OC, 1, 1], [1, OC, 1, 1], or a 1-D
- *    [OC] reshaped so: a bias added by hand), and BatchNorm in eval mode
+ *    input by a parameter, with an optional bias parameter; a `pad` of the
+ *    input read only by it is its padding when it is zeros or reflections and
+ *    the same on both sides (nn.Conv2d's padding_mode='reflect' traces so);
+ *    then any chain of ops on its result that are elementwise and read only
+ *    numbers and tensors of one value per output channel ([OC, 1, 1],
+ *    [1, OC, 1, 1], or a 1-D [OC] reshaped so: a bias added by hand), and
+ *    BatchNorm in eval mode
  *    (`batch_norm` with training false: its running statistics and affine
  *    parameters fold into a per-channel scale and shift, as PyTorch computes
  *    it: x * a + (beta - mean * a), a = gamma / sqrt(var + eps)). The epilogue
@@ -24,6 +27,8 @@
  *    is a column broadcast along the tile) before it is stored: the output
  *    makes one trip to memory.
  *  - Max and average pooling (`max_pool`, `avg_pool`) of a forward input.
+ *    PyTorch pools 1-D maps as 2-D ones of height 1 (a reshape before and
+ *    after): those unit dims are dropped, so the design is the 1-D one.
  *  - Adaptive average pooling (`adaptive_avg_pool`): when every input size is
  *    a multiple of its output size it is a plain average pool (window = stride
  *    = I / O) made for those input sizes (the kernel checks them when it
@@ -92,11 +97,11 @@ static const akg_graph_value *arg_value(const akg_graph *g, const akg_graph_valu
     return &g->values[v->args[k].value];
 }
 
-/* The forward input a window op reads: an f32 input of rank lo..hi. NULL with why set. */
-static const akg_graph_value *window_input(const akg_graph *g, const akg_graph_value *v, int lo,
-                                           int hi, const char **why)
+/* The forward input a window op reads (x: its operand, or the input of the pad before it): an
+ * f32 input of rank lo..hi. NULL with why set. */
+static const akg_graph_value *window_input(const akg_graph_value *x, int lo, int hi,
+                                           const char **why)
 {
-    const akg_graph_value *x = arg_value(g, v, 0);
     if (!x || x->kind != AKG_GRAPH_INPUT) {
         *why = "it reads a tensor computed in forward (work before a convolution or pooling is "
                "not fused yet: one kernel per graph for now)";
@@ -305,6 +310,35 @@ static void add_longs(cJSON *o, const char *key, const long *v, int n)
         cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
 }
 
+/* A pad before a convolution of `dims` spatial dims as padding per dim (the layer's order) and
+ * whether it reflects: F.pad's list runs from the last dim, left then right. 0, or a refusal. */
+static int read_pad(cctx *c, const akg_graph_value *pad, int dims, long *padding, int *reflect)
+{
+    long p[2 * AKG_GRAPH_MAX_RANK];
+    int n = akg_graph_attr_ints(pad, "pad", p, 2 * AKG_GRAPH_MAX_RANK);
+    const char *mode = akg_graph_attr_string(pad, "mode");
+    double value = 0;
+    akg_graph_attr_number(pad, "value", &value);
+    if (n < 0 || n % 2 || !mode)
+        return decline(c, pad, "a pad whose amounts or mode the trace does not give");
+    if (strcmp(mode, "reflect") && (strcmp(mode, "constant") || value != 0))
+        return decline(c, pad,
+                       "a %s pad before a convolution (zeros and reflections are its padding; "
+                       "other pads are not fused yet)",
+                       !strcmp(mode, "constant") ? "non-zero constant" : mode);
+    *reflect = !strcmp(mode, "reflect");
+    for (int j = 0; j < n / 2; j++) {
+        int k = dims - 1 - j; /* the spatial dim this pair pads */
+        if (k < 0 ? p[2 * j] || p[2 * j + 1] : p[2 * j] != p[2 * j + 1] || p[2 * j] < 0)
+            return decline(c, pad,
+                           "a pad that is not the same on both sides of each spatial dim (a "
+                           "convolution's padding is symmetric)");
+        if (k >= 0)
+            padding[k] = p[2 * j];
+    }
+    return 0;
+}
+
 static int design_conv(cctx *c, const akg_graph_value *cv, const cJSON *feedback, akg_design **out)
 {
     const akg_graph *g = c->g;
@@ -314,7 +348,17 @@ static int design_conv(cctx *c, const akg_graph_value *cv, const cJSON *feedback
     akg_conv_geometry geo = {0};
     geo.dims = w->rank - 2;
     const char *why = NULL;
-    const akg_graph_value *x = window_input(g, cv, geo.dims + 2, geo.dims + 2, &why);
+    const akg_graph_value *x = arg_value(g, cv, 0);
+    /* a pad read only by the convolution is its padding (zeros, or reflections) */
+    const akg_graph_value *pad = x && is_op(x, "pad") && x->n_consumers == 1 ? x : NULL;
+    long padded[3] = {0};
+    if (pad) {
+        int rc = read_pad(c, pad, geo.dims, padded, &geo.reflect);
+        if (rc)
+            return rc;
+        x = arg_value(g, pad, 0);
+    }
+    x = window_input(x, geo.dims + 2, geo.dims + 2, &why);
     if (!x)
         return decline(c, cv, "%s", why);
     if (w->kind != AKG_GRAPH_WEIGHT && w->kind != AKG_GRAPH_BUFFER)
@@ -341,8 +385,14 @@ static int design_conv(cctx *c, const akg_graph_value *cv, const cJSON *feedback
         return decline(c, cv,
                        "a convolution whose stride, padding or dilation the trace does not "
                        "give per spatial dim");
-    for (int k = 0; k < n; k++)
+    for (int k = 0; k < n; k++) {
+        if (geo.reflect && geo.padding[k])
+            return decline(c, cv, "zero padding after a reflect pad (one padding per side)");
+        geo.padding[k] += padded[k];
         geo.kernel[k] = w->shape[2 + k];
+    }
+    if (geo.reflect && geo.transposed)
+        return decline(c, cv, "a transposed convolution of a reflect-padded input");
     geo.in_ch = x->shape[1];
     geo.out_ch = geo.transposed ? w->shape[1] * geo.groups : w->shape[0];
     if (geo.groups <= 0 || geo.in_ch % geo.groups || geo.out_ch % geo.groups ||
@@ -455,20 +505,81 @@ static akg_design *pool_design(const char *name, int rank, const char *mode, con
     return d;
 }
 
+/* Whether reshape r of value src only adds or removes dims of size 1. */
+static int unit_reshape(const akg_graph_value *r, const akg_graph_value *src)
+{
+    long a[AKG_GRAPH_MAX_RANK], b[AKG_GRAPH_MAX_RANK];
+    int na = 0, nb = 0;
+    for (int k = 0; k < r->rank; k++)
+        if (r->shape[k] != 1)
+            a[na++] = r->shape[k];
+    for (int k = 0; k < src->rank; k++)
+        if (src->shape[k] != 1)
+            b[nb++] = src->shape[k];
+    return na == nb && !memcmp(a, b, sizeof(long) * (size_t)na);
+}
+
+/* A pooling window as the graph gives it, per spatial dim. */
+typedef struct {
+    int dims;
+    long kernel[3], stride[3], padding[3], dilation[3], out[3];
+} pool_window;
+
 static int design_pool(cctx *c, const akg_graph_value *pv, const cJSON *feedback, akg_design **out)
 {
     const akg_graph *g = c->g;
-    if (pv->id + 1 < g->n_values)
-        return decline(c, &g->values[pv->id + 1],
-                       "after pooling nothing is fused yet (one kernel per graph for now)");
     bool adaptive = is_op(pv, "adaptive_avg_pool");
-    long kernel[3] = {0}, out_size[3] = {0};
-    int dims = adaptive ? akg_graph_attr_ints(pv, "output_size", out_size, 3)
-                        : akg_graph_attr_ints(pv, "kernel", kernel, 3);
-    if (dims < 1 || dims > 3)
+    bool is_max = is_op(pv, "max_pool");
+    pool_window pw = {0};
+    for (int k = 0; k < 3; k++)
+        pw.dilation[k] = 1;
+    pw.dims = adaptive ? akg_graph_attr_ints(pv, "output_size", pw.out, 3)
+                       : akg_graph_attr_ints(pv, "kernel", pw.kernel, 3);
+    if (pw.dims < 1 || pw.dims > 3 ||
+        (!adaptive && (akg_graph_attr_ints(pv, "stride", pw.stride, 3) != pw.dims ||
+                       akg_graph_attr_ints(pv, "padding", pw.padding, 3) != pw.dims ||
+                       (is_max && akg_graph_attr_ints(pv, "dilation", pw.dilation, 3) != pw.dims))))
         return decline(c, pv, "a pooling window the trace does not give per spatial dim");
+    /* PyTorch pools 1-D maps as 2-D ones of height 1 (a reshape before, one after): the unit
+     * dims a reshape of the input adds, where the window neither moves nor pads, are dropped */
+    const akg_graph_value *x = arg_value(g, pv, 0), *result = pv;
+    if (pv->id + 1 < g->n_values) {
+        const akg_graph_value *next = &g->values[pv->id + 1];
+        if (pv->id + 2 != g->n_values || !is_op(next, "reshape") || !unit_reshape(next, pv) || !x ||
+            !is_op(x, "reshape"))
+            return decline(c, next,
+                           "after pooling nothing is fused yet (one kernel per graph for now)");
+        result = next;
+    }
+    if (x && is_op(x, "reshape") && arg_value(g, x, 0) && unit_reshape(x, arg_value(g, x, 0))) {
+        const akg_graph_value *src = arg_value(g, x, 0);
+        pool_window kept = {0};
+        int drop = x->rank - src->rank, dropped = 0;
+        for (int k = 0; k < pw.dims; k++) {
+            bool unit = x->shape[x->rank - pw.dims + k] == 1 &&
+                        (adaptive ? pw.out[k] == 1
+                                  : pw.kernel[k] == 1 && pw.stride[k] == 1 && pw.padding[k] == 0);
+            if (unit && dropped < drop) {
+                dropped++;
+                continue;
+            }
+            int j = kept.dims++;
+            kept.kernel[j] = pw.kernel[k];
+            kept.stride[j] = pw.stride[k];
+            kept.padding[j] = pw.padding[k];
+            kept.dilation[j] = pw.dilation[k];
+            kept.out[j] = pw.out[k];
+        }
+        if (kept.dims == 0 || dropped != drop)
+            return decline(c, x, "a view of the input before pooling that is not fused yet");
+        pw = kept;
+        x = src;
+    }
+    if (result->rank != x->rank)
+        return decline(c, result, "a view of the pooled result that is not fused yet");
+    int dims = pw.dims;
     const char *why = NULL;
-    const akg_graph_value *x = window_input(g, pv, dims + 1, dims + 2, &why);
+    x = window_input(x, dims + 1, dims + 2, &why);
     if (!x)
         return decline(c, pv, "%s", why);
     const char *fb = cJSON_GetStringValue(cJSON_GetObjectItem(feedback, "class"));
@@ -479,17 +590,16 @@ static int design_pool(cctx *c, const akg_graph_value *pv, const cJSON *feedback
     ps.dims = dims;
     ps.rank = x->rank;
     ps.owb = fb ? 64 : 256;
-    for (int k = 0; k < 3; k++)
-        ps.dilation[k] = 1;
+    memcpy(ps.dilation, pw.dilation, sizeof ps.dilation);
     if (adaptive) {
         const long *in = &x->shape[x->rank - dims];
         bool even = !fb;
         for (int k = 0; k < dims; k++)
-            even = even && out_size[k] > 0 && in[k] % out_size[k] == 0;
+            even = even && pw.out[k] > 0 && in[k] % pw.out[k] == 0;
         snprintf(name, sizeof name, "adaptive_avg_pool%dd", dims);
         if (!even) {
             akg_pool_adaptive_spec as = {name, x->name, dims, x->rank, {0}};
-            memcpy(as.out, out_size, sizeof as.out);
+            memcpy(as.out, pw.out, sizeof as.out);
             char *sk = akg_pool_adaptive_sketch(&as);
             akg_design *d = pool_design(name, x->rank, "adaptive_avg", sk);
             if (!d) {
@@ -497,31 +607,29 @@ static int design_pool(cctx *c, const akg_graph_value *pv, const cJSON *feedback
                 return AKG_ENOMEM;
             }
             d->sketch_text = sk;
-            add_longs(d->params, "output_size", out_size, dims);
+            add_longs(d->params, "output_size", pw.out, dims);
             *out = d;
             return AKG_OK;
         }
         /* even windows: a plain average pool, made for these input sizes */
         for (int k = 0; k < dims; k++) {
-            ps.kernel[k] = ps.stride[k] = in[k] / out_size[k];
+            ps.kernel[k] = ps.stride[k] = in[k] / pw.out[k];
             ps.pinned[k] = in[k];
         }
         ps.include_pad = 1;
     } else {
-        ps.is_max = is_op(pv, "max_pool");
-        snprintf(name, sizeof name, "%s_pool%dd", ps.is_max ? "max" : "avg", dims);
-        memcpy(ps.kernel, kernel, sizeof ps.kernel);
+        ps.is_max = is_max;
+        snprintf(name, sizeof name, "%s_pool%dd", is_max ? "max" : "avg", dims);
+        memcpy(ps.kernel, pw.kernel, sizeof ps.kernel);
+        memcpy(ps.stride, pw.stride, sizeof ps.stride);
+        memcpy(ps.padding, pw.padding, sizeof ps.padding);
         double flag = 0;
-        if (akg_graph_attr_ints(pv, "stride", ps.stride, 3) != dims ||
-            akg_graph_attr_ints(pv, "padding", ps.padding, 3) != dims ||
-            (ps.is_max && akg_graph_attr_ints(pv, "dilation", ps.dilation, 3) != dims))
-            return decline(c, pv, "a pooling window the trace does not give per spatial dim");
         ps.ceil_mode = akg_graph_attr_number(pv, "ceil_mode", &flag) == AKG_OK && flag != 0;
         flag = 1;
         akg_graph_attr_number(pv, "count_include_pad", &flag);
-        ps.include_pad = ps.is_max || flag != 0;
+        ps.include_pad = is_max || flag != 0;
         double div = 0;
-        if (!ps.is_max && akg_graph_attr_number(pv, "divisor_override", &div) == AKG_OK) {
+        if (!is_max && akg_graph_attr_number(pv, "divisor_override", &div) == AKG_OK) {
             ps.divisor = 1;
             ps.divisor_value = (long)div;
         }
@@ -531,9 +639,9 @@ static int design_pool(cctx *c, const akg_graph_value *pv, const cJSON *feedback
             return decline(c, pv, "a pooling window that is empty or has a negative padding");
     char *sk = akg_pool_sketch(&ps);
     akg_design *d = pool_design(name, x->rank,
-                                adaptive    ? "adaptive_avg"
-                                : ps.is_max ? "max"
-                                            : "avg",
+                                adaptive ? "adaptive_avg"
+                                : is_max ? "max"
+                                         : "avg",
                                 sk);
     if (!d) {
         free(sk);
@@ -575,7 +683,9 @@ int akg_designer_graph_conv(const akg_reference *ref, const akg_graph *g, const 
      * per-channel tensors, checked where they are read */
     for (int i = 0; i < first->id; i++) {
         const akg_graph_value *v = &g->values[i];
-        if (!akg_graph_is_leaf(v) && !is_op(v, "reshape"))
+        bool conv_pad = is_op(v, "pad") && is_op(first, "conv") && first->n_args > 0 &&
+                        first->args[0].kind == AKG_GRAPH_ARG_VALUE && first->args[0].value == i;
+        if (!akg_graph_is_leaf(v) && !is_op(v, "reshape") && !conv_pad)
             return decline(&c, v,
                            "work before a convolution or pooling is not fused yet (one kernel "
                            "per graph for now)");
