@@ -4,7 +4,7 @@ F.conv1d/conv2d/conv_transpose2d on parameters, a depthwise convolution, nn.Conv
 BatchNorm2d in eval mode, and elementwise epilogues on each output tile (bias, per-channel
 scale, relu, gelu, silu, hardswish); functional max and average pooling; adaptive average
 pooling with even windows (a plain average pool) and uneven ones (PyTorch's start/end formula),
-in 1-D and on an unbatched 3-D input. Each reference in tests/families/graph/refs named conv*
+in 1-D and on an unbatched 3-D input. Each reference in tests/families/graph/refs named conv_*
 or pool_* gets a verified kernel from the real akg_cli, harness and g++; the graph's conv
 writes the same sketch as the spelling rule for the same nn.Conv2d; what the design cannot fuse
 is refused with the op and its line."""
@@ -18,7 +18,7 @@ from akgtest import SOURCE, CliTest
 GRAPH_REFS = os.path.join(SOURCE, "tests", "families", "graph", "refs")
 TRACER = os.path.join(SOURCE, "backends", "harness", "akg_harness", "trace.py")
 DESIGNS = sorted(f[:-3] for f in os.listdir(GRAPH_REFS)
-                 if f.endswith(".py") and (f.startswith("conv") or f.startswith("pool_")))
+                 if f.endswith(".py") and (f.startswith("conv_") or f.startswith("pool_")))
 
 
 def ref(name: str) -> str:
