@@ -593,16 +593,18 @@ static void expect_refusal(designed *r, const char *needle)
 
 static void test_views(void)
 {
-    /* a.t() + b: the transposed operand is a strided load along its first dim */
+    /* a.t() + b: tiles of the output's last two dims, the transposed operand loaded along its
+     * own last dim and transposed in registers */
     const char *in = "[" TENSOR("[6,4]", "float32") "," TENSOR("[4,6]", "float32") "]";
     designed r = design_ab(in,
                            LEAF(0, "a", "[6,4]", "f32") LEAF(1, "b", "[4,6]", "f32")
                                OPD(2, "permute", "[0]", "{\"perm\":[1,0]}", "[4,6]",
                                    "f32") "," OPD(3, "add", "[2,1]", "{}", "[4,6]", "f32"),
                            "[3]");
-    expect_sketch(&r, (const char *const[]){"x0 = input(\"a\", [D1, D0])",
-                                            "load(x0[c0:c0+BLOCK, r] -> t0)",
-                                            "load(x1[r, c0:c0+BLOCK] -> t1)", "add(t0, t1)", 0});
+    expect_sketch(&r, (const char *const[]){
+                          "x0 = input(\"a\", [D1, D0])", "load(x0[c0:c0+BC, w0:w0+BW] -> t0_r)",
+                          "t0 = transpose(t0_r)", "load(x1[w0:w0+BW, c0:c0+BC] -> t1)",
+                          "add(t0, t1)", "store(t3 -> out0[w0:w0+BW, c0:c0+BC])", 0});
     /* a[:, None] * b[None, :]: a is one element per row */
     in = "[" TENSOR("[5]", "float32") "," TENSOR("[7]", "float32") "]";
     r = design_ab(in,
@@ -619,8 +621,9 @@ static void test_views(void)
                   LEAF(0, "a", "[6,4]", "f32")
                       OPD(1, "permute", "[0]", "{\"perm\":[1,0]}", "[4,6]", "f32"),
                   "[1]");
-    expect_sketch(&r, (const char *const[]){"sketch permute {", "load(x0[c0:c0+BLOCK, r] -> t0)",
-                                            "store(t0 -> out0[r, c0:c0+BLOCK])", 0});
+    expect_sketch(&r,
+                  (const char *const[]){"sketch permute {", "load(x0[c0:c0+BC, w0:w0+BW] -> t0_r)",
+                                        "store(t0 -> out0[w0:w0+BW, c0:c0+BC])", 0});
     /* a.view(4, 2, 3) * b: the tensor declared in the reshaped shape, bound from the original */
     in = "[" TENSOR("[4,6]", "float32") "," TENSOR("[2,1]", "float32") "]";
     r = design_ab(in,

@@ -52,7 +52,7 @@ typedef struct {
     char *err;
     size_t errlen;
     const akg_graph_value *o; /* the first output: its shape is the pass's */
-    int rank, flat, writing, first_op;
+    int rank, flat, tiled, writing, first_op;
     ew_tile tiles[EW_MAX_TILES];
     int n_tiles;
     /* the tensors read, in order: a leaf's id, or the id of a reshape of a leaf that
@@ -99,21 +99,30 @@ static int same_shape(const akg_graph_value *a, const akg_graph_value *b)
     return a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(long) * (size_t)a->rank);
 }
 
-/* The index of output dim q (q < rank - 1) from the flat row r: r // (D{q+1} * ...) % Dq */
-static void row_index(char *out, size_t len, int q, int rank)
+/* The index of output dim q (q <= last) from var, the flat index over dims 0..last:
+ * var // (D{q+1} * ... * Dlast) % Dq */
+static void flat_index(char *out, size_t len, int q, int last, const char *var)
 {
-    int last = rank - 2; /* the last leading dim */
     if (q == last) {
-        snprintf(out, len, q == 0 ? "r" : "r %% D%d", q);
+        if (q == 0)
+            snprintf(out, len, "%s", var);
+        else
+            snprintf(out, len, "%s %% D%d", var, q);
         return;
     }
-    size_t off = (size_t)snprintf(out, len, "r // (");
+    size_t off = (size_t)snprintf(out, len, "%s // (", var);
     for (int k = q + 1; k <= last && off < len; k++)
         off += (size_t)snprintf(out + off, len - off, "%sD%d", k > q + 1 ? " * " : "", k);
     if (off < len)
         off += (size_t)snprintf(out + off, len - off, ")");
     if (q > 0 && off < len)
         snprintf(out + off, len - off, " %% D%d", q);
+}
+
+/* The index of output dim q (q < rank - 1) from the flat row r */
+static void row_index(char *out, size_t len, int q, int rank)
+{
+    flat_index(out, len, q, rank - 2, "r");
 }
 
 static int reads_column(const akg_graph_dimmap *m, int rank)
@@ -138,9 +147,59 @@ static void leaf_shape(akg_buf *b, const akg_graph_dimmap *m)
     akg_buf_puts(b, "]");
 }
 
+/* The leaf dim of map m that runs along output dim q, or -1. */
+static int dim_along(const akg_graph_dimmap *m, int q)
+{
+    for (int k = 0; k < m->rank; k++)
+        if (m->q[k] == q)
+            return k;
+    return -1;
+}
+
+/* A load of the tiled pass: the tile of [BW, BC] output elements at (o, w0, c0); a tensor
+ * whose dim along the columns comes before its dim along the rows is loaded as [BC, BW]
+ * (contiguous along its own last dim) and transposed in registers. */
+static void load_tiled(ew *e, const akg_graph_value *l, const akg_graph_dimmap *m, const char *name)
+{
+    akg_buf *b = e->b;
+    int kc = dim_along(m, e->rank - 1), kr = dim_along(m, e->rank - 2);
+    int trans = kc >= 0 && kr >= 0 && kc < kr;
+    const char *shape = trans                ? "BC, BW"
+                        : kc >= 0 && kr >= 0 ? "BW, BC"
+                        : kc >= 0            ? "BC"
+                        : kr >= 0            ? "BW, 1"
+                                             : "1";
+    akg_buf_appendf(b, "%s%s%s = alloc([%s], llm_hint=[\"fastest\"])\n%sload(x%d[", e->ind, name,
+                    trans ? "_r" : "", shape, e->ind, leaf_slot(e, l->id));
+    for (int k = 0; k < m->rank; k++) {
+        int q = m->q[k];
+        char idx[256] = "0";
+        if (q == e->rank - 1)
+            snprintf(idx, sizeof idx, "c0:c0+BC");
+        else if (q == e->rank - 2)
+            snprintf(idx, sizeof idx, "w0:w0+BW");
+        else if (q >= 0)
+            flat_index(idx, sizeof idx, q, e->rank - 3, "o");
+        if (kc < 0 && kr < 0 && k == m->rank - 1 && q < 0) /* one element: a unit slice */
+            akg_buf_appendf(b, "%s0:1", k ? ", " : "");
+        else if (kc < 0 && kr < 0 && k == m->rank - 1)
+            akg_buf_appendf(b, "%s%s:%s%s%s + 1", k ? ", " : "", idx, strchr(idx, ' ') ? "(" : "",
+                            idx, strchr(idx, ' ') ? ")" : "");
+        else
+            akg_buf_appendf(b, "%s%s", k ? ", " : "", idx);
+    }
+    akg_buf_appendf(b, "] -> %s%s)\n", name, trans ? "_r" : "");
+    if (trans)
+        akg_buf_appendf(b, "%s%s = transpose(%s_r)\n", e->ind, name, name);
+}
+
 static void load_leaf(ew *e, const akg_graph_value *l, const akg_graph_dimmap *m, const char *name)
 {
     akg_buf *b = e->b;
+    if (e->tiled) {
+        load_tiled(e, l, m, name);
+        return;
+    }
     int col = !e->flat && reads_column(m, e->rank);
     akg_buf_appendf(b, "%s%s = alloc([%s], llm_hint=[\"fastest\"])\n%sload(x%d[", e->ind, name,
                     e->flat || col ? "BLOCK" : "1", e->ind, leaf_slot(e, l->id));
@@ -295,9 +354,19 @@ static int walk_outputs(ew *e)
         int rc = tile_of(e, g->outputs[j], akg_graph_dimmap_identity(e->rank), &name);
         if (rc)
             return rc;
-        if (e->writing)
-            akg_buf_appendf(e->b, "%sstore(%s -> out%d[%s])\n", e->ind, name, j,
-                            e->flat ? "i:i+BLOCK" : "r, c0:c0+BLOCK");
+        if (!e->writing)
+            continue;
+        akg_buf_appendf(e->b, "%sstore(%s -> out%d[", e->ind, name, j);
+        if (e->tiled) {
+            for (int q = 0; q < e->rank - 2; q++) {
+                char idx[256];
+                flat_index(idx, sizeof idx, q, e->rank - 3, "o");
+                akg_buf_appendf(e->b, "%s, ", idx);
+            }
+            akg_buf_puts(e->b, "w0:w0+BW, c0:c0+BC])\n");
+        } else {
+            akg_buf_appendf(e->b, "%s])\n", e->flat ? "i:i+BLOCK" : "r, c0:c0+BLOCK");
+        }
     }
     return AKG_OK;
 }
@@ -428,8 +497,8 @@ static void write_binds(ew *e, akg_buf *b, int *n_extra)
     for (int k = 0; k < rank; k++)
         if (!bound[k]) /* a dim of size 1 that no operand runs along */
             akg_buf_appendf(b, "D%d = %ld, ", k, e->o->shape[k]);
-    akg_buf_appendf(b, "%s = 1", e->flat ? "N" : "R");
-    for (int k = 0; k < (e->flat ? rank : rank - 1); k++)
+    akg_buf_appendf(b, "%s = 1", e->flat ? "N" : e->tiled ? "O" : "R");
+    for (int k = 0; k < (e->flat ? rank : e->tiled ? rank - 2 : rank - 1); k++)
         akg_buf_appendf(b, " * D%d", k);
     for (int j = 0; j < g->n_outputs; j++) {
         akg_buf_appendf(b, ", out%d = output(%d, [", j, j);
@@ -448,7 +517,14 @@ static void write_header(ew *e, akg_buf *b, int numeric_retry)
     akg_buf binds;
     akg_buf_init(&binds, 1 << 16);
     write_binds(e, &binds, &n_extra);
-    if (e->flat)
+    if (e->tiled)
+        akg_buf_appendf(b,
+                        "# %s: one fused elementwise pass over [BW, BC] tiles of the output's "
+                        "last two dims;\n# an operand read transposed is loaded along its own "
+                        "last dim and transposed in\n# registers, so both its reads and the "
+                        "output's writes are contiguous\n",
+                        e->name);
+    else if (e->flat)
         akg_buf_appendf(b,
                         "# %s: one fused elementwise pass over the flattened operands (N "
                         "elements),\n# BLOCK elements per task, tasks split across the cores\n",
@@ -460,7 +536,7 @@ static void write_header(ew *e, akg_buf *b, int numeric_retry)
                         "maps to through its views\n# (permuted dims, broadcast dims pinned to "
                         "0)\n",
                         e->name);
-    akg_buf_appendf(b, "sketch %s {\n  symbols: %s", e->name, e->flat ? "N" : "R");
+    akg_buf_appendf(b, "sketch %s {\n  symbols: %s", e->name, e->flat ? "N" : e->tiled ? "O" : "R");
     for (int i = 0; i < rank; i++)
         akg_buf_appendf(b, ", D%d", i);
     for (int i = 0; i < n_extra; i++)
@@ -478,13 +554,20 @@ static void write_header(ew *e, akg_buf *b, int numeric_retry)
         const char *dt = g->values[g->outputs[j]].dtype;
         if (e->flat)
             akg_buf_appendf(b, "%sout%d[N]: %s", j ? "; " : "", j, dt);
-        else
+        else if (e->tiled) {
+            akg_buf_appendf(b, "%sout%d[", j ? "; " : "", j);
+            for (int k = 0; k < rank; k++)
+                akg_buf_appendf(b, "%sD%d", k ? ", " : "", k);
+            akg_buf_appendf(b, "]: %s", dt);
+        } else
             akg_buf_appendf(b, "%sout%d[R, D%d]: %s", j ? "; " : "", j, rank - 1, dt);
     }
     akg_buf_puts(b, ";\n");
     if (e->flat)
         akg_buf_appendf(b, "  constexpr: BLOCK = tune(%d, 4096, 65536);\n",
                         numeric_retry ? 4096 * 4 : 16384);
+    else if (e->tiled)
+        akg_buf_puts(b, "  constexpr: BW = tune(32, 16, 64), BC = tune(32, 16, 64);\n");
     else
         akg_buf_puts(b, "  constexpr: BLOCK = tune(1024, 256, 4096), RB = tune(16, 4, 64);\n");
     akg_buf_puts(b, binds.data ? binds.data : "");
@@ -520,6 +603,13 @@ int akg_designer_graph_elementwise(const akg_reference *ref, const akg_graph *g,
             (!same_shape(v, e->o) || !akg_graph_dimmap_equal(&e->tiles[i].map, &id)))
             e->flat = 0;
     }
+    /* tiled when a tensor runs along the output's last two dims in the other order */
+    for (int i = 0; i < e->n_tiles && !e->flat && e->rank >= 2; i++) {
+        int kc = dim_along(&e->tiles[i].map, e->rank - 1);
+        int kr = dim_along(&e->tiles[i].map, e->rank - 2);
+        if (e->tiles[i].loaded && kc >= 0 && kr >= 0 && kc < kr)
+            e->tiled = 1;
+    }
     if (e->n_leaves == 0) {
         rc = ew_decline(e, e->o, "a result that reads no tensor of the task");
         free(e);
@@ -533,6 +623,13 @@ int akg_designer_graph_elementwise(const akg_reference *ref, const akg_graph *g,
     if (e->flat) {
         akg_buf_puts(&b, "  for i in range(0, N, BLOCK):\n");
         e->ind = "    ";
+    } else if (e->tiled) {
+        int w = e->rank - 2;
+        akg_buf_appendf(&b,
+                        "  for t in range(0, O * ceil(D%d, BW)):\n    o = t // ceil(D%d, BW)\n"
+                        "    w0 = t %% ceil(D%d, BW) * BW\n    for c0 in range(0, D%d, BC):\n",
+                        w, w, w, w + 1);
+        e->ind = "      ";
     } else {
         akg_buf_puts(&b,
                      "  for r0 in range(0, R, RB):\n    for r in range(r0, min(r0 + RB, R)):\n");
@@ -557,7 +654,7 @@ int akg_designer_graph_elementwise(const akg_reference *ref, const akg_graph *g,
     d->rank = e->rank;
     d->math = numeric_retry ? AKG_MATH_PRECISE : AKG_MATH_FAST;
     cJSON_AddStringToObject(d->params, "from", "graph");
-    cJSON_AddStringToObject(d->params, "kind", e->flat ? "flat" : "broadcast");
+    cJSON_AddStringToObject(d->params, "kind", e->flat ? "flat" : e->tiled ? "tiled" : "broadcast");
     cJSON_AddNumberToObject(d->params, "outputs", g->n_outputs);
     cJSON *ls = cJSON_AddArrayToObject(d->params, "operands");
     for (int i = 0; i < e->n_leaves; i++)
