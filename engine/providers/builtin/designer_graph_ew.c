@@ -6,23 +6,29 @@
  *
  *  - flat over the elements when every operand is read at the output's own
  *    index (same shape, no view): one loop over N elements in blocks;
+ *  - over [BW, BC] tiles of the output's last two dims when some tensor runs
+ *    along them in the other order (a permute, x.t() + y): that tensor is
+ *    loaded along its own last dim and transposed in registers, so its reads
+ *    and the output's writes are both contiguous;
  *  - else over the rows of the output's last dimension, each operand loaded
  *    at the index the output's index maps to through the views and
  *    broadcasts between them (designer_graph_view.c): a permuted operand is
  *    a strided load along the permuted dim, a broadcast dim is pinned to 0,
  *    an operand with no dim along the row is one element read per row.
  *
+ * A reshape of an input, weight or buffer that merges or splits dims
+ * (x.view(B, -1), torch.flatten(x, 1)) declares that tensor in the reshaped
+ * shape and binds it from the original (the binding reads a row-major
+ * reshape); the reshaped dims' symbols are bound from the original's.
+ *
  * A value reached through two different maps (x.t() + x) is loaded, and its
  * ops computed, once per map: the sketch says what each tile holds.
  *
  * dtypes are the graph's: each tensor is declared with its own dtype, loads
  * keep it, and each op's expression casts what it reads to the dtype the op
- * computes in (graph_ops.c), so f16/bf16 results round after each op as in
- * PyTorch, integer ops stay exact, and mixed operands promote as torch does.
- *
- * An embedding (aten.embedding) is a gather of the weight's rows by the
- * index tensor: each block of indices is loaded once and indexes the load of
- * the rows; an index outside the table reads no memory outside it.
+ * computes in (graph_ops.c): a bf16 op gives a bf16 tile as in PyTorch
+ * (the language computes f16/bf16 in at least f32), integer ops stay exact,
+ * and mixed operands promote as torch does.
  */
 #include <stdarg.h>
 #include <stdio.h>
