@@ -29,11 +29,11 @@
  *  - Max and average pooling (`max_pool`, `avg_pool`) of a forward input.
  *    PyTorch pools 1-D maps as 2-D ones of height 1 (a reshape before and
  *    after): those unit dims are dropped, so the design is the 1-D one.
- *  - Adaptive average pooling (`adaptive_avg_pool`): when every input size is
- *    a multiple of its output size it is a plain average pool (window = stride
- *    = I / O) made for those input sizes (the kernel checks them when it
- *    runs); otherwise, or on a retry, PyTorch's windows from floor(o * I / O)
- *    to ceil((o + 1) * I / O), for any input size.
+ *  - Adaptive average pooling (`adaptive_avg_pool`), for any input size: when
+ *    the traced input's sizes are multiples of the output's, the kernel runs
+ *    a plain average pool (window = stride = I / O, constants) on inputs of
+ *    those sizes; on others, PyTorch's windows from floor(o * I / O) to
+ *    ceil((o + 1) * I / O).
  *
  * Anything else in such a graph is declined with the op, its line and why.
  */
@@ -592,31 +592,26 @@ static int design_pool(cctx *c, const akg_graph_value *pv, const cJSON *feedback
     ps.owb = fb ? 64 : 256;
     memcpy(ps.dilation, pw.dilation, sizeof ps.dilation);
     if (adaptive) {
+        snprintf(name, sizeof name, "adaptive_avg_pool%dd", dims);
+        akg_pool_adaptive_spec as = {name, x->name, dims, x->rank, {0}, {0}, ps.owb};
+        memcpy(as.out, pw.out, sizeof as.out);
+        /* the traced sizes, when even, get a plain pool of constant windows */
         const long *in = &x->shape[x->rank - dims];
-        bool even = !fb;
+        bool even = true;
         for (int k = 0; k < dims; k++)
             even = even && pw.out[k] > 0 && in[k] % pw.out[k] == 0;
-        snprintf(name, sizeof name, "adaptive_avg_pool%dd", dims);
-        if (!even) {
-            akg_pool_adaptive_spec as = {name, x->name, dims, x->rank, {0}};
-            memcpy(as.out, pw.out, sizeof as.out);
-            char *sk = akg_pool_adaptive_sketch(&as);
-            akg_design *d = pool_design(name, x->rank, "adaptive_avg", sk);
-            if (!d) {
-                free(sk);
-                return AKG_ENOMEM;
-            }
-            d->sketch_text = sk;
-            add_longs(d->params, "output_size", pw.out, dims);
-            *out = d;
-            return AKG_OK;
+        for (int k = 0; even && k < dims; k++)
+            as.even[k] = in[k] / pw.out[k];
+        char *sk = akg_pool_adaptive_sketch(&as);
+        akg_design *d = pool_design(name, x->rank, "adaptive_avg", sk);
+        if (!d) {
+            free(sk);
+            return AKG_ENOMEM;
         }
-        /* even windows: a plain average pool, made for these input sizes */
-        for (int k = 0; k < dims; k++) {
-            ps.kernel[k] = ps.stride[k] = in[k] / pw.out[k];
-            ps.pinned[k] = in[k];
-        }
-        ps.include_pad = 1;
+        d->sketch_text = sk;
+        add_longs(d->params, "output_size", pw.out, dims);
+        *out = d;
+        return AKG_OK;
     } else {
         ps.is_max = is_max;
         snprintf(name, sizeof name, "%s_pool%dd", is_max ? "max" : "avg", dims);
@@ -638,11 +633,7 @@ static int design_pool(cctx *c, const akg_graph_value *pv, const cJSON *feedback
         if (ps.kernel[k] <= 0 || ps.stride[k] <= 0 || ps.padding[k] < 0 || ps.dilation[k] <= 0)
             return decline(c, pv, "a pooling window that is empty or has a negative padding");
     char *sk = akg_pool_sketch(&ps);
-    akg_design *d = pool_design(name, x->rank,
-                                adaptive ? "adaptive_avg"
-                                : is_max ? "max"
-                                         : "avg",
-                                sk);
+    akg_design *d = pool_design(name, x->rank, is_max ? "max" : "avg", sk);
     if (!d) {
         free(sk);
         return AKG_ENOMEM;

@@ -9,12 +9,15 @@
  *    over the valid span. With a layer the window is bound to the layer's
  *    attributes (ModelNew refuses a model with another window); without one
  *    it is the design's constants.
- *  - Adaptive average pooling has windows that vary from one output to the
- *    next (PyTorch: from floor(o * I / O) to ceil((o + 1) * I / O)): per
- *    output row, the input rows of its window are summed into one row
- *    (vectorised), then each output sums its span of that row, masked to its
- *    width, and divides by its window's size. It reads the input's sizes at
- *    run time, so it holds for any size.
+ *  - Adaptive average pooling reads the input's sizes at run time, so it
+ *    holds for any size. When the input has the sizes the design was made for
+ *    and they are multiples of the output's, it is a plain average pool
+ *    (window = stride = I / O, constants; the loops above). Otherwise the
+ *    windows vary from one output to the next
+ *    (PyTorch: from floor(o * I / O) to ceil((o + 1) * I / O)): per output
+ *    row, the input rows of its window are summed into one row (vectorised),
+ *    then each output sums its span of that row, masked to its width, and
+ *    divides by its window's size.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -50,8 +53,7 @@ char *akg_pool_sketch(const akg_pool_spec *ps)
         ps->name, ps->is_max ? "max" : "average");
     akg_buf_appendf(&b, "sketch %s {\n  symbols: NB, C, NC", ps->name);
     for (int i = 0; i < dims; i++)
-        akg_buf_appendf(&b, ps->pinned[i] ? ", O%s" : ", I%s, O%s", ps->pinned[i] ? L[i] : L[i],
-                        L[i]);
+        akg_buf_appendf(&b, ", I%s, O%s", L[i], L[i]);
     if (ps->divisor && ps->layer)
         akg_buf_puts(&b, ", DIVO");
     akg_buf_puts(&b, ";\n  tensors: x[NC");
@@ -69,9 +71,6 @@ char *akg_pool_sketch(const akg_pool_spec *ps)
         akg_buf_appendf(&b, "%sK%s = %ld, S%s = %ld, P%s = %ld, DL%s = %ld", i ? ", " : "", L[i],
                         ps->kernel[i], L[i], ps->stride[i], L[i], ps->padding[i], L[i],
                         ps->dilation[i]);
-    for (int i = 0; i < dims; i++)
-        if (ps->pinned[i])
-            akg_buf_appendf(&b, ", I%s = %ld", L[i], ps->pinned[i]);
     if (ps->divisor && !ps->layer)
         akg_buf_appendf(&b, ", DIVO = %ld", ps->divisor_value);
     akg_buf_puts(&b, ";\n");
@@ -213,6 +212,94 @@ static void line(akg_buf *b, int depth, const char *fmt, ...)
     akg_buf_appendf(b, "%*s%s\n", 2 * depth, "", text);
 }
 
+/* Even windows (every I = K * O, K the design's constants): window = stride = K, one output row
+ * per pass, OWB outputs of it at a time in an accumulator, each tap a vectorised pass over
+ * them. */
+static void adaptive_even(akg_buf *b, const akg_pool_adaptive_spec *ps, int depth)
+{
+    int dims = ps->dims;
+    const char *const *L = pool_letters[dims - 1];
+    const char *w = L[dims - 1];
+    char pre[96] = "", region[96] = "", taps[96] = "";
+    for (int i = 0; i < dims - 1; i++) {
+        const char *l = L[i];
+        line(b, depth++, "for o%s in range(0, O%s):", l, l);
+        size_t n = strlen(pre);
+        snprintf(pre + n, sizeof pre - n, "o%s, ", l);
+        n = strlen(taps);
+        snprintf(taps + n, sizeof taps - n, "K%s * ", l);
+    }
+    line(b, depth++, "for q0 in range(0, O%s, OWB):", w);
+    int d0 = depth;
+    line(b, depth, "qw = min(OWB, O%s - q0)", w);
+    line(b, depth, "acc = alloc([qw], llm_hint=[\"fast\", \"accumulator\", \"init_zero\"])");
+    for (int i = 0; i < dims - 1; i++) {
+        const char *l = L[i];
+        line(b, depth++, "for k%s in range(0, K%s):", l, l);
+        size_t n = strlen(region);
+        snprintf(region + n, sizeof region - n, "o%s * K%s + k%s, ", l, l, l);
+    }
+    line(b, depth++, "for k%s in range(0, K%s):", w, w);
+    line(b, depth, "c0 = q0 * K%s + k%s", w, w);
+    for (int unit = 1; unit >= 0; unit--) {
+        line(b, depth, unit ? "if K%s == 1:" : "else:", w);
+        line(b, depth + 1, "t = alloc([qw])");
+        if (unit)
+            line(b, depth + 1, "load(x[r, %sc0:c0 + qw] -> t)", region);
+        else
+            line(b, depth + 1, "load(x[r, %sc0:c0 + qw * K%s:K%s] -> t)", region, w, w);
+        line(b, depth + 1, "@llm_hint(\"vectorize\", \"simd\", 8)");
+        line(b, depth + 1, "acc = add(acc, t)");
+    }
+    line(b, d0, "@llm_hint(\"vectorize\", \"simd\", 8)");
+    line(b, d0, "store(div(acc, %sK%s) -> y[r, %sq0:q0 + qw])", taps, w, pre);
+}
+
+/* Any windows: per output row, the input rows of its window summed into one row, then each
+ * output's span of it summed, masked to its width. */
+static void adaptive_general(akg_buf *b, const akg_pool_adaptive_spec *ps, int depth)
+{
+    int dims = ps->dims;
+    const char *const *L = pool_letters[dims - 1];
+    const char *w = L[dims - 1];
+    char pre[96] = "", count[128] = "";
+    for (int i = 0; i < dims - 1; i++) {
+        const char *l = L[i];
+        line(b, depth, "for o%s in range(0, O%s):", l, l);
+        depth++;
+        line(b, depth, "%s0 = o%s * I%s // O%s", l, l, l, l);
+        line(b, depth, "%s1 = ceil((o%s + 1) * I%s, O%s)", l, l, l, l);
+        size_t n = strlen(pre);
+        snprintf(pre + n, sizeof pre - n, "o%s, ", l);
+        n = strlen(count);
+        snprintf(count + n, sizeof count - n, "(%s1 - %s0) * ", l, l);
+    }
+    int d0 = depth;
+    line(b, d0, "rs = alloc([I%s + KWM], llm_hint=[\"fast\", \"accumulator\", \"init_zero\"])", w);
+    char region[96] = "";
+    for (int i = 0; i < dims - 1; i++) {
+        const char *l = L[i];
+        line(b, depth, "for i%s in range(%s0, %s1):", l, l, l);
+        depth++;
+        size_t n = strlen(region);
+        snprintf(region + n, sizeof region - n, "i%s, ", l);
+    }
+    /* the row with KWM zeros after it (the load reads nothing past the tensor), so every
+     * output's span below stays inside rs */
+    line(b, depth, "t = alloc([I%s + KWM])", w);
+    line(b, depth, "load(x[r, %s0:I%s + KWM] -> t)", region, w);
+    line(b, depth, "@llm_hint(\"vectorize\", \"simd\", 8)");
+    line(b, depth, "rs = add(rs, t)");
+    line(b, d0, "lane = arange(0, KWM)");
+    line(b, d0, "for o%s in range(0, O%s):", w, w);
+    line(b, d0 + 1, "%s0 = o%s * I%s // O%s", w, w, w, w);
+    line(b, d0 + 1, "%s1 = ceil((o%s + 1) * I%s, O%s)", w, w, w, w);
+    line(b, d0 + 1, "s = alloc([KWM])");
+    line(b, d0 + 1, "load(rs[%s0:%s0 + KWM] -> s)", w, w);
+    line(b, d0 + 1, "v = reduce_sum(where(lt(lane, %s1 - %s0), s, 0.0), axis=0)", w, w);
+    line(b, d0 + 1, "store(div(v, %s(%s1 - %s0)) -> y[r, %so%s:o%s + 1])", count, w, w, pre, w, w);
+}
+
 char *akg_pool_adaptive_sketch(const akg_pool_adaptive_spec *ps)
 {
     int dims = ps->dims;
@@ -221,10 +308,13 @@ char *akg_pool_adaptive_sketch(const akg_pool_adaptive_spec *ps)
     akg_buf b;
     akg_buf_init(&b, 1 << 16);
     akg_buf_appendf(&b,
-                    "# %s: adaptive average pooling. Per output row, the input rows of its window\n"
-                    "# summed into one row (vectorised); then each output sums its span of that\n"
-                    "# row, masked to its width, and divides by its window's size.\n",
+                    "# %s: adaptive average pooling. When every input size is a multiple of its\n"
+                    "# output size, a plain average pool (window = stride = I / O); otherwise,\n"
+                    "# per output row, the input rows of its window summed into one row\n"
+                    "# (vectorised), then each output sums its span of that row, masked to its\n"
+                    "# width, and divides by its window's size.\n",
                     ps->name);
+    bool even = ps->even[0] > 0;
     akg_buf_appendf(&b, "sketch %s {\n  symbols: NB, C, NC", ps->name);
     for (int i = 0; i < dims; i++)
         akg_buf_appendf(&b, ", I%s", L[i]);
@@ -234,57 +324,34 @@ char *akg_pool_adaptive_sketch(const akg_pool_adaptive_spec *ps)
     akg_buf_puts(&b, "]: f32; y[NC");
     for (int i = 0; i < dims; i++)
         akg_buf_appendf(&b, ", O%s", L[i]);
-    akg_buf_puts(&b, "]: f32;\n  constexpr: ");
+    akg_buf_appendf(&b, "]: f32;\n  constexpr: OWB = tune(%ld, 64, 1024), ", ps->owb);
     for (int i = 0; i < dims; i++)
         akg_buf_appendf(&b, "%sO%s = %ld", i ? ", " : "", L[i], ps->out[i]);
+    for (int i = 0; even && i < dims; i++)
+        akg_buf_appendf(&b, ", K%s = %ld", L[i], ps->even[i]);
     bool batch = ps->rank == dims + 2;
     akg_buf_appendf(&b, ";\n  bind: x = input(\"%s\", [%s", ps->input, batch ? "NB, C" : "C");
     for (int i = 0; i < dims; i++)
         akg_buf_appendf(&b, ", I%s", L[i]);
-    akg_buf_appendf(&b, "])%s, NC = NB * C\n", batch ? "" : ", NB = 1");
+    akg_buf_appendf(&b, "])%s, NC = NB * C\n  bind: ", batch ? "" : ", NB = 1");
     /* the widest window: ceil(I / O) + 1 at most */
-    akg_buf_appendf(&b, "  bind: KWM = I%s // O%s + 2, y = output(0, [%s", w, w,
-                    batch ? "NB, C" : "C");
+    akg_buf_appendf(&b, "KWM = I%s // O%s + 2, y = output(0, [%s", w, w, batch ? "NB, C" : "C");
     for (int i = 0; i < dims; i++)
         akg_buf_appendf(&b, ", O%s", L[i]);
     akg_buf_puts(&b, "])\n\n  @llm_hint(\"parallel\", \"coreidx\")\n  for r in range(0, NC):\n");
-    int depth = 2;
-    char pre[96] = "", count[128] = "";
-    for (int i = 0; i < dims - 1; i++) {
-        const char *l = L[i];
-        line(&b, depth, "for o%s in range(0, O%s):", l, l);
-        depth++;
-        line(&b, depth, "%s0 = o%s * I%s // O%s", l, l, l, l);
-        line(&b, depth, "%s1 = ceil((o%s + 1) * I%s, O%s)", l, l, l, l);
-        size_t n = strlen(pre);
-        snprintf(pre + n, sizeof pre - n, "o%s, ", l);
-        n = strlen(count);
-        snprintf(count + n, sizeof count - n, "(%s1 - %s0) * ", l, l);
+    if (!even) {
+        adaptive_general(&b, ps, 2);
+        akg_buf_puts(&b, "}\n");
+        return akg_buf_take(&b);
     }
-    int d0 = depth;
-    line(&b, d0, "rs = alloc([I%s + KWM], llm_hint=[\"fast\", \"accumulator\", \"init_zero\"])", w);
-    char region[96] = "";
-    for (int i = 0; i < dims - 1; i++) {
-        const char *l = L[i];
-        line(&b, depth, "for i%s in range(%s0, %s1):", l, l, l);
-        depth++;
-        size_t n = strlen(region);
-        snprintf(region + n, sizeof region - n, "i%s, ", l);
-    }
-    /* the row with KWM zeros after it (the load reads nothing past the tensor), so every
-     * output's span below stays inside rs */
-    line(&b, depth, "t = alloc([I%s + KWM])", w);
-    line(&b, depth, "load(x[r, %s0:I%s + KWM] -> t)", region, w);
-    line(&b, depth, "@llm_hint(\"vectorize\", \"simd\", 8)");
-    line(&b, depth, "rs = add(rs, t)");
-    line(&b, d0, "lane = arange(0, KWM)");
-    line(&b, d0, "for o%s in range(0, O%s):", w, w);
-    line(&b, d0 + 1, "%s0 = o%s * I%s // O%s", w, w, w, w);
-    line(&b, d0 + 1, "%s1 = ceil((o%s + 1) * I%s, O%s)", w, w, w, w);
-    line(&b, d0 + 1, "s = alloc([KWM])");
-    line(&b, d0 + 1, "load(rs[%s0:%s0 + KWM] -> s)", w, w);
-    line(&b, d0 + 1, "v = reduce_sum(where(lt(lane, %s1 - %s0), s, 0.0), axis=0)", w, w);
-    line(&b, d0 + 1, "store(div(v, %s(%s1 - %s0)) -> y[r, %so%s:o%s + 1])", count, w, w, pre, w, w);
+    /* the input sizes the design was made for: even windows of the constant K */
+    akg_buf_puts(&b, "    if ");
+    for (int i = 0; i < dims; i++)
+        akg_buf_appendf(&b, "%sI%s == K%s * O%s", i ? " and " : "", L[i], L[i], L[i]);
+    akg_buf_puts(&b, ":\n");
+    adaptive_even(&b, ps, 3);
+    akg_buf_puts(&b, "    else:\n");
+    adaptive_general(&b, ps, 3);
     akg_buf_puts(&b, "}\n");
     return akg_buf_take(&b);
 }
