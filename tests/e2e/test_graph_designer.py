@@ -19,13 +19,14 @@ REDUCTIONS = ["layernorm_manual", "rmsnorm_manual", "abs_max", "logsumexp_dim1",
               "sum_dims_0_2", "where_mean", "softmax_manual", "amax_minus",
               "reduce_view_mean", "reduce_pool_flatten", "reduce_f64_sum_dims", "reduce_f64_var",
               "reduce_lse_dim0", "reduce_range_dims", "reduce_prod_cols", "reduce_mean_max_tuple"]
-# views read as index maps (reshapes of inputs that merge or split dims: the tensor declared
-# in the reshaped shape), dtypes as PyTorch computes them, several outputs, remainders,
-# an embedding's gather and a batched product of a transposed view (designer_graph_ew.c,
-# designer_graph_gather.c)
+# views read as index maps (slices and selects in place; reshapes of inputs that merge or
+# split dims: the tensor declared in the reshaped shape), dtypes as PyTorch computes them,
+# several outputs, remainders, an embedding's gather and a batched product of a transposed
+# view (designer_graph_ew.c, designer_graph_gather.c)
 ELEMENTWISE = ["permute_add", "unsqueeze_outer_bias", "bf16_silu_scale", "f16_upcast_gelu",
                "int32_mod", "remainder_negative", "tuple_three", "embedding_3d",
-               "bmm_transposed_weight", "flatten_scale_bias", "reshape_split_scale"]
+               "bmm_transposed_weight", "flatten_scale_bias", "reshape_split_scale",
+               "glu_chunk", "select_stride"]
 DESIGNS = SPELLINGS + ["linear3d_gelu", "linear_scale", "broadcast_mul_add",
                        "linear_nobias"] + REDUCTIONS + ELEMENTWISE
 TRACER = os.path.join(SOURCE, "backends", "harness", "akg_harness", "trace.py")

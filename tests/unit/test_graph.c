@@ -624,6 +624,35 @@ static void test_views(void)
     expect_sketch(&r,
                   (const char *const[]){"sketch permute {", "load(x0[c0:c0+BC, w0:w0+BW] -> t0_r)",
                                         "store(t0 -> out0[w0:w0+BW, c0:c0+BC])", 0});
+    /* x.chunk(2, -1) as a GLU: two slices of one tensor, the second at an offset; a select
+     * and a stepped slice */
+    in = "[" TENSOR("[4,10]", "float32") "," TENSOR("[4,3,10]", "float32") "]";
+    r = design_ab(
+        in,
+        LEAF(0, "a", "[4,10]", "f32") LEAF(1, "b", "[4,3,10]", "f32")
+            OPD(2, "slice", "[0]", "{\"dim\":1,\"start\":0,\"end\":5,\"step\":1}", "[4,5]", "f32") "," OPD(
+                3, "slice", "[0]", "{\"dim\":1,\"start\":5,\"end\":10,\"step\":1}", "[4,5]",
+                "f32") "," OPD(4, "sigmoid", "[3]", "{}", "[4,5]",
+                               "f32") "," OPD(5, "select", "[1]", "{\"dim\":1,\"index\":2}",
+                                              "[4,10]",
+                                              "f32") "," OPD(6, "slice", "[5]",
+                                                             "{\"dim\":1,\"start\":1,\"end\":10,"
+                                                             "\"step\":2}",
+                                                             "[4,5]",
+                                                             "f32") "," OPD(7, "mul", "[2,4]", "{}",
+                                                                            "[4,5]",
+                                                                            "f32") "," OPD(8, "add",
+                                                                                           "[7,6]",
+                                                                                           "{}",
+                                                                                           "[4,5]",
+                                                                                           "f32"),
+        "[8]");
+    expect_sketch(&r, (const char *const[]){"x0[D0, E0]: f32", "x1[D0, E1, E2]: f32",
+                                            "load(x0[r, c0:c0+BLOCK] -> t0)",
+                                            "load(x0[r, c0 + 5:c0 + 5 + BLOCK] -> t0_1)",
+                                            "load(x1[r, 2, 1 + 2 * c0:1 + 2 * (c0 + BLOCK):2] -> "
+                                            "t1)",
+                                            0});
     /* a.view(4, 2, 3) * b: the tensor declared in the reshaped shape, bound from the original */
     in = "[" TENSOR("[4,6]", "float32") "," TENSOR("[2,1]", "float32") "]";
     r = design_ab(in,

@@ -38,38 +38,10 @@
 #include "akg/akg.h"
 #include "designer_graph.h"
 #include "designer_graph_ew.h"
+#include "designer_graph_ew_int.h"
 #include "designer_graph_view.h"
 #include "graph_ops.h"
 #include "rule_util.h"
-
-#define EW_MAX_TILES 512
-
-typedef struct {
-    int value;
-    akg_graph_dimmap map;
-    char name[24];
-    int loaded; /* a tensor's load (a leaf, or a regrouping reshape of one) */
-} ew_tile;
-
-typedef struct {
-    const akg_reference *ref;
-    const akg_graph *g;
-    akg_range *where;
-    char *err;
-    size_t errlen;
-    const akg_graph_value *o; /* the first output: its shape is the pass's */
-    int rank, flat, tiled, writing, first_op;
-    ew_tile tiles[EW_MAX_TILES];
-    int n_tiles;
-    /* the tensors read, in order: a leaf's id, or the id of a reshape of a leaf that
-     * regroups its dims (the tensor is declared in the reshaped shape) */
-    int leaves[AKG_GRAPH_MAX_ARGS];
-    akg_graph_dimmap leaf_map[AKG_GRAPH_MAX_ARGS]; /* the map each is declared by */
-    int n_leaves;
-    char name[64];
-    akg_buf *b;
-    const char *ind;
-} ew;
 
 static int ew_decline(ew *e, const akg_graph_value *v, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -89,15 +61,6 @@ static int leaf_slot(const ew *e, int id)
         if (e->leaves[i] == id)
             return i;
     return -1;
-}
-
-/* How many dims of v in [a, b) are not of size 1. */
-static int count_big(const akg_graph_value *v, int a, int b)
-{
-    int n = 0;
-    for (int k = a; k < b; k++)
-        n += v->shape[k] != 1;
-    return n;
 }
 
 static int same_shape(const akg_graph_value *a, const akg_graph_value *b)
@@ -139,20 +102,6 @@ static int reads_column(const akg_graph_dimmap *m, int rank)
     return 0;
 }
 
-/* The declared shape of a tensor read through map m: each dim the output's symbol it runs
- * along, 1 where it is pinned. */
-static void leaf_shape(akg_buf *b, const akg_graph_dimmap *m)
-{
-    akg_buf_puts(b, "[");
-    for (int k = 0; k < m->rank; k++) {
-        if (m->q[k] < 0)
-            akg_buf_appendf(b, "%s1", k ? ", " : "");
-        else
-            akg_buf_appendf(b, "%sD%d", k ? ", " : "", m->q[k]);
-    }
-    akg_buf_puts(b, "]");
-}
-
 /* The leaf dim of map m that runs along output dim q, or -1. */
 static int dim_along(const akg_graph_dimmap *m, int q)
 {
@@ -160,6 +109,69 @@ static int dim_along(const akg_graph_dimmap *m, int q)
         if (m->q[k] == q)
             return k;
     return -1;
+}
+
+/* A block of `extent` indices from `var` along a dim read at off + step * index:
+ * "var:var+extent", "var + off:var + off + extent" or "off + step * var:off + step * (var +
+ * extent):step". */
+static void block_text(char *out, size_t len, const char *var, const char *extent, long off,
+                       long step)
+{
+    if (step == 1 && off == 0)
+        snprintf(out, len, "%s:%s+%s", var, var, extent);
+    else if (step == 1)
+        snprintf(out, len, "%s + %ld:%s + %ld + %s", var, off, var, off, extent);
+    else if (off == 0)
+        snprintf(out, len, "%ld * %s:%ld * (%s + %s):%ld", step, var, step, var, extent, step);
+    else
+        snprintf(out, len, "%ld + %ld * %s:%ld + %ld * (%s + %s):%ld", off, step, var, off, step,
+                 var, extent, step);
+}
+
+/* The index of dim k of a tensor read through map m in the current pass: a block along the
+ * pass's columns (and, tiled, rows), else one index; *unit gets whether it is one index. */
+static void dim_index(const ew *e, const akg_graph_dimmap *m, int k, char *out, size_t len)
+{
+    int q = m->q[k];
+    char base[200];
+    if (q < 0) {
+        snprintf(out, len, "%ld", m->off[k]);
+        return;
+    }
+    if (q == e->rank - 1) {
+        block_text(out, len, "c0", e->tiled ? "BC" : "BLOCK", m->off[k], m->step[k]);
+        return;
+    }
+    if (e->tiled && q == e->rank - 2) {
+        block_text(out, len, "w0", "BW", m->off[k], m->step[k]);
+        return;
+    }
+    if (e->tiled)
+        flat_index(base, sizeof base, q, e->rank - 3, "o");
+    else
+        row_index(base, sizeof base, q, e->rank);
+    if (m->off[k] == 0 && m->step[k] == 1)
+        snprintf(out, len, "%s", base);
+    else if (m->step[k] == 1)
+        snprintf(out, len, "%ld + %s", m->off[k], base);
+    else
+        snprintf(out, len, "%ld + %ld * (%s)", m->off[k], m->step[k], base);
+}
+
+/* The region of a load through map m; with `unit`, the last index is a unit slice (the
+ * tensor has no dim along the tile's, and the tile is [1]). */
+static void load_region(ew *e, const akg_graph_dimmap *m, int unit)
+{
+    for (int k = 0; k < m->rank; k++) {
+        char idx[256];
+        dim_index(e, m, k, idx, sizeof idx);
+        int paren = strchr(idx, ' ') != NULL;
+        if (unit && k == m->rank - 1)
+            akg_buf_appendf(e->b, "%s%s%s%s:%s%s%s + 1", k ? ", " : "", paren ? "(" : "", idx,
+                            paren ? ")" : "", paren ? "(" : "", idx, paren ? ")" : "");
+        else
+            akg_buf_appendf(e->b, "%s%s", k ? ", " : "", idx);
+    }
 }
 
 /* A load of the tiled pass: the tile of [BW, BC] output elements at (o, w0, c0); a tensor
@@ -177,23 +189,7 @@ static void load_tiled(ew *e, const akg_graph_value *l, const akg_graph_dimmap *
                                              : "1";
     akg_buf_appendf(b, "%s%s%s = alloc([%s], llm_hint=[\"fastest\"])\n%sload(x%d[", e->ind, name,
                     trans ? "_r" : "", shape, e->ind, leaf_slot(e, l->id));
-    for (int k = 0; k < m->rank; k++) {
-        int q = m->q[k];
-        char idx[256] = "0";
-        if (q == e->rank - 1)
-            snprintf(idx, sizeof idx, "c0:c0+BC");
-        else if (q == e->rank - 2)
-            snprintf(idx, sizeof idx, "w0:w0+BW");
-        else if (q >= 0)
-            flat_index(idx, sizeof idx, q, e->rank - 3, "o");
-        if (kc < 0 && kr < 0 && k == m->rank - 1 && q < 0) /* one element: a unit slice */
-            akg_buf_appendf(b, "%s0:1", k ? ", " : "");
-        else if (kc < 0 && kr < 0 && k == m->rank - 1)
-            akg_buf_appendf(b, "%s%s:%s%s%s + 1", k ? ", " : "", idx, strchr(idx, ' ') ? "(" : "",
-                            idx, strchr(idx, ' ') ? ")" : "");
-        else
-            akg_buf_appendf(b, "%s%s", k ? ", " : "", idx);
-    }
+    load_region(e, m, kc < 0 && kr < 0);
     akg_buf_appendf(b, "] -> %s%s)\n", name, trans ? "_r" : "");
     if (trans)
         akg_buf_appendf(b, "%s%s = transpose(%s_r)\n", e->ind, name, name);
@@ -213,22 +209,8 @@ static void load_leaf(ew *e, const akg_graph_value *l, const akg_graph_dimmap *m
         akg_buf_appendf(b, "i:i+BLOCK] -> %s)\n", name);
         return;
     }
-    for (int k = 0; k < m->rank; k++) {
-        int q = m->q[k];
-        char idx[256] = "0";
-        if (q == e->rank - 1)
-            snprintf(idx, sizeof idx, "c0:c0+BLOCK");
-        else if (q >= 0)
-            row_index(idx, sizeof idx, q, e->rank);
-        /* one element a row: the last index as a unit slice, so the tile is [1] */
-        if (!col && k == m->rank - 1 && q < 0)
-            akg_buf_appendf(b, "%s0:1", k ? ", " : "");
-        else if (!col && k == m->rank - 1)
-            akg_buf_appendf(b, "%s%s:%s%s%s + 1", k ? ", " : "", idx, strchr(idx, ' ') ? "(" : "",
-                            idx, strchr(idx, ' ') ? ")" : "");
-        else
-            akg_buf_appendf(b, "%s%s", k ? ", " : "", idx);
-    }
+    /* one element a row: the last index as a unit slice, so the tile is [1] */
+    load_region(e, m, !col);
     akg_buf_appendf(b, "] -> %s)\n", name);
 }
 
@@ -244,7 +226,7 @@ static int regroups_leaf(const akg_graph *g, const akg_graph_value *v)
         return 0;
     int n = akg_graph_reshape_groups(s, v, fa, fb, ta, tb);
     for (int k = 0; k < n; k++)
-        if (count_big(s, fa[k], fb[k]) > 1 && count_big(v, ta[k], tb[k]) > 1)
+        if (akg_ew_count_big(s, fa[k], fb[k]) > 1 && akg_ew_count_big(v, ta[k], tb[k]) > 1)
             return 0;
     return n >= 0;
 }
@@ -264,10 +246,13 @@ static int tile_of(ew *e, int id, akg_graph_dimmap m, const char **name)
                 akg_graph_op_word(v, 0, e->name, sizeof e->name);
             return tile_of(e, src, sm, name);
         }
-        if (!regroups_leaf(g, v))
+        int plain = 1; /* the reshaped tensor is read at its own indices */
+        for (int k = 0; k < m.rank; k++)
+            plain &= akg_graph_dimmap_plain(&m, k) || (m.q[k] < 0 && m.off[k] == 0);
+        if (!plain || !regroups_leaf(g, v))
             return ew_decline(e, v,
-                              "a reshape that regroups the dims of a computed value, or "
-                              "regroups dims across each other, is not designed yet; reshapes "
+                              "a reshape that regroups the dims of a computed value, regroups "
+                              "dims across each other or is sliced, is not designed yet; reshapes "
                               "of an input, weight or buffer that merge or split dims are, and "
                               "so are reshapes that add or remove dims of size 1");
     }
@@ -396,193 +381,6 @@ static int check_outputs(ew *e)
     return AKG_OK;
 }
 
-/* The tensor read by slot i: the leaf itself, or the leaf a regrouping reshape reads. */
-static const akg_graph_value *slot_tensor(const ew *e, int i)
-{
-    const akg_graph_value *v = &e->g->values[e->leaves[i]];
-    return akg_graph_is_leaf(v) ? v : &e->g->values[v->args[0].value];
-}
-
-/* The SHAPE of a tensor declared in its reshaped shape (slot i): per dim of the original, the
- * symbol of the reshaped dim it is (1:1), a fresh symbol En (dims merged into one, or one dim
- * split), or 1; then bindings of the reshaped dims no earlier item bound: a merge is the
- * product of its En, a split's dims their traced sizes but the last, which is En divided by
- * the others. */
-static void bind_regrouped(ew *e, akg_buf *b, int i, int *bound, int *n_extra)
-{
-    const akg_graph_value *v = &e->g->values[e->leaves[i]], *src = slot_tensor(e, i);
-    const akg_graph_dimmap *m = &e->leaf_map[i];
-    char entry[AKG_GRAPH_MAX_RANK][16], after[1024] = "";
-    size_t off = 0;
-    int fa[AKG_GRAPH_MAX_RANK], fb[AKG_GRAPH_MAX_RANK], ta[AKG_GRAPH_MAX_RANK],
-        tb[AKG_GRAPH_MAX_RANK];
-    for (int k = 0; k < src->rank; k++)
-        snprintf(entry[k], sizeof entry[k], "1");
-    int n = akg_graph_reshape_groups(src, v, fa, fb, ta, tb);
-    for (int k = 0; k < n; k++) {
-        int first_s = -1, first_v = -1;
-        for (int d = fa[k]; d < fb[k] && first_s < 0; d++)
-            if (src->shape[d] != 1)
-                first_s = d;
-        for (int d = ta[k]; d < tb[k] && first_v < 0; d++)
-            if (v->shape[d] != 1)
-                first_v = d;
-        if (count_big(src, fa[k], fb[k]) == 1 && count_big(v, ta[k], tb[k]) == 1) {
-            snprintf(entry[first_s], sizeof entry[0], "D%d", m->q[first_v]);
-            bound[m->q[first_v]] = 1;
-            continue;
-        }
-        if (count_big(v, ta[k], tb[k]) == 1) { /* dims merged into one */
-            int q = m->q[first_v];
-            if (!bound[q] && off < sizeof after)
-                off += (size_t)snprintf(after + off, sizeof after - off, ", D%d = 1", q);
-            for (int d = fa[k]; d < fb[k]; d++) {
-                if (src->shape[d] == 1)
-                    continue;
-                snprintf(entry[d], sizeof entry[0], "E%d", *n_extra);
-                if (!bound[q] && off < sizeof after)
-                    off += (size_t)snprintf(after + off, sizeof after - off, " * E%d", *n_extra);
-                (*n_extra)++;
-            }
-            bound[q] = 1;
-            continue;
-        }
-        /* one dim split into several */
-        int e_sym = (*n_extra)++, last = -1;
-        snprintf(entry[first_s], sizeof entry[0], "E%d", e_sym);
-        for (int d = ta[k]; d < tb[k]; d++)
-            if (v->shape[d] != 1 && !bound[m->q[d]])
-                last = d;
-        for (int d = ta[k]; d < tb[k] && last >= 0; d++) {
-            if (v->shape[d] == 1 || bound[m->q[d]] || d == last || off >= sizeof after)
-                continue;
-            off += (size_t)snprintf(after + off, sizeof after - off, ", D%d = %ld", m->q[d],
-                                    v->shape[d]);
-            bound[m->q[d]] = 1;
-        }
-        if (last >= 0 && off < sizeof after) {
-            off += (size_t)snprintf(after + off, sizeof after - off, ", D%d = E%d // (1",
-                                    m->q[last], e_sym);
-            for (int d = ta[k]; d < tb[k] && off < sizeof after; d++)
-                if (v->shape[d] != 1 && d != last)
-                    off += (size_t)snprintf(after + off, sizeof after - off, " * D%d", m->q[d]);
-            if (off < sizeof after)
-                off += (size_t)snprintf(after + off, sizeof after - off, ")");
-            bound[m->q[last]] = 1;
-        }
-    }
-    for (int k = 0; k < src->rank; k++)
-        akg_buf_appendf(b, "%s%s", k ? ", " : "", entry[k]);
-    akg_buf_appendf(b, "])%s\n", after);
-}
-
-/* The bindings: each tensor (the symbols of the dims it runs along bound by its SHAPE), the
- * dims no tensor binds, the row or element count, the outputs. */
-static void write_binds(ew *e, akg_buf *b, int *n_extra)
-{
-    const akg_graph *g = e->g;
-    int rank = e->rank;
-    int bound[AKG_GRAPH_MAX_RANK] = {0};
-    for (int i = 0; i < e->n_leaves; i++) {
-        const akg_graph_value *l = slot_tensor(e, i);
-        akg_buf_appendf(b, "  bind: x%d = %s(\"%s\", [", i,
-                        l->kind == AKG_GRAPH_INPUT ? "input" : "weight", l->name);
-        if (!akg_graph_is_leaf(&g->values[e->leaves[i]])) {
-            bind_regrouped(e, b, i, bound, n_extra);
-            continue;
-        }
-        for (int k = 0; k < e->leaf_map[i].rank; k++) {
-            int q = e->leaf_map[i].q[k];
-            akg_buf_appendf(b, q < 0 ? "%s1" : "%sD%d", k ? ", " : "", q);
-            if (q >= 0)
-                bound[q] = 1;
-        }
-        akg_buf_puts(b, "])\n");
-    }
-    akg_buf_puts(b, "  bind: ");
-    for (int k = 0; k < rank; k++)
-        if (!bound[k]) /* a dim of size 1 that no operand runs along */
-            akg_buf_appendf(b, "D%d = %ld, ", k, e->o->shape[k]);
-    akg_buf_appendf(b, "%s = 1", e->flat ? "N" : e->tiled ? "O" : "R");
-    for (int k = 0; k < (e->flat ? rank : e->tiled ? rank - 2 : rank - 1); k++)
-        akg_buf_appendf(b, " * D%d", k);
-    for (int j = 0; j < g->n_outputs; j++) {
-        akg_buf_appendf(b, ", out%d = output(%d, [", j, j);
-        for (int k = 0; k < rank; k++)
-            akg_buf_appendf(b, "%sD%d", k ? ", " : "", k);
-        akg_buf_puts(b, "])");
-    }
-    akg_buf_puts(b, "\n");
-}
-
-/* The header: symbols, tensors, constexprs and bindings. */
-static void write_header(ew *e, akg_buf *b, int numeric_retry)
-{
-    const akg_graph *g = e->g;
-    int rank = e->rank, n_extra = 0;
-    akg_buf binds;
-    akg_buf_init(&binds, 1 << 16);
-    write_binds(e, &binds, &n_extra);
-    if (e->tiled)
-        akg_buf_appendf(b,
-                        "# %s: one fused elementwise pass over [BW, BC] tiles of the output's "
-                        "last two dims;\n# an operand read transposed is loaded along its own "
-                        "last dim and transposed in\n# registers, so both its reads and the "
-                        "output's writes are contiguous\n",
-                        e->name);
-    else if (e->flat)
-        akg_buf_appendf(b,
-                        "# %s: one fused elementwise pass over the flattened operands (N "
-                        "elements),\n# BLOCK elements per task, tasks split across the cores\n",
-                        e->name);
-    else
-        akg_buf_appendf(b,
-                        "# %s: one fused elementwise pass over the rows of the output's last "
-                        "dimension;\n# each operand is read at the index the output's index "
-                        "maps to through its views\n# (permuted dims, broadcast dims pinned to "
-                        "0)\n",
-                        e->name);
-    akg_buf_appendf(b, "sketch %s {\n  symbols: %s", e->name, e->flat ? "N" : e->tiled ? "O" : "R");
-    for (int i = 0; i < rank; i++)
-        akg_buf_appendf(b, ", D%d", i);
-    for (int i = 0; i < n_extra; i++)
-        akg_buf_appendf(b, ", E%d", i);
-    akg_buf_puts(b, ";\n  tensors: ");
-    for (int i = 0; i < e->n_leaves; i++) {
-        akg_buf_appendf(b, "x%d", i);
-        if (e->flat)
-            akg_buf_puts(b, "[N]");
-        else
-            leaf_shape(b, &e->leaf_map[i]);
-        akg_buf_appendf(b, ": %s; ", slot_tensor(e, i)->dtype);
-    }
-    for (int j = 0; j < g->n_outputs; j++) {
-        const char *dt = g->values[g->outputs[j]].dtype;
-        if (e->flat)
-            akg_buf_appendf(b, "%sout%d[N]: %s", j ? "; " : "", j, dt);
-        else if (e->tiled) {
-            akg_buf_appendf(b, "%sout%d[", j ? "; " : "", j);
-            for (int k = 0; k < rank; k++)
-                akg_buf_appendf(b, "%sD%d", k ? ", " : "", k);
-            akg_buf_appendf(b, "]: %s", dt);
-        } else
-            akg_buf_appendf(b, "%sout%d[R, D%d]: %s", j ? "; " : "", j, rank - 1, dt);
-    }
-    akg_buf_puts(b, ";\n");
-    if (e->flat)
-        akg_buf_appendf(b, "  constexpr: BLOCK = tune(%d, 4096, 65536);\n",
-                        numeric_retry ? 4096 * 4 : 16384);
-    else if (e->tiled)
-        akg_buf_puts(b, "  constexpr: BW = tune(32, 16, 64), BC = tune(32, 16, 64);\n");
-    else
-        akg_buf_puts(b, "  constexpr: BLOCK = tune(1024, 256, 4096), RB = tune(16, 4, 64);\n");
-    akg_buf_puts(b, binds.data ? binds.data : "");
-    akg_buf_free(&binds);
-    akg_buf_puts(b, "\n  @llm_hint(\"parallel\", \"coreidx\")\n");
-    if (numeric_retry)
-        akg_buf_puts(b, "  @llm_hint(\"math\", \"precise\")\n");
-}
-
 int akg_designer_graph_elementwise(const akg_reference *ref, const akg_graph *g,
                                    const cJSON *feedback, akg_design **out, akg_range *where,
                                    char *err, size_t errlen)
@@ -625,7 +423,7 @@ int akg_designer_graph_elementwise(const akg_reference *ref, const akg_graph *g,
     int numeric_retry = fb && (!strcmp(fb, "numerical_mismatch") || !strcmp(fb, "shape_mismatch"));
     akg_buf b;
     akg_buf_init(&b, 1 << 18);
-    write_header(e, &b, numeric_retry);
+    akg_ew_write_header(e, &b, numeric_retry);
     if (e->flat) {
         akg_buf_puts(&b, "  for i in range(0, N, BLOCK):\n");
         e->ind = "    ";
@@ -664,7 +462,7 @@ int akg_designer_graph_elementwise(const akg_reference *ref, const akg_graph *g,
     cJSON_AddNumberToObject(d->params, "outputs", g->n_outputs);
     cJSON *ls = cJSON_AddArrayToObject(d->params, "operands");
     for (int i = 0; i < e->n_leaves; i++)
-        cJSON_AddItemToArray(ls, cJSON_CreateString(slot_tensor(e, i)->name));
+        cJSON_AddItemToArray(ls, cJSON_CreateString(akg_ew_slot_tensor(e, i)->name));
     free(e);
     d->sketch_text = akg_buf_take(&b);
     if (!d->sketch_text) {

@@ -7,9 +7,10 @@
  * the view.
  *
  * The map says, for each dim of a value, which dim of the kernel's iteration
- * space indexes it (or that it is read at 0). Maps compose dim to dim, so
- * permutes, expands and reshapes that add or remove dims of size 1
- * (unsqueeze, squeeze, x[:, None]) are read; a reshape that regroups dims
+ * space indexes it, with an offset and a step (or that it is read at a fixed
+ * index). Maps compose dim to dim, so permutes, expands, slices (chunk,
+ * split, x[:, 1::2]), selects (x[:, 0]) and reshapes that add or remove dims
+ * of size 1 (unsqueeze, squeeze, x[:, None]) are read; a reshape that regroups dims
  * (flattening [B, C, H] to [B, C * H]) maps one index to several and is
  * declined here: a flat index of a contiguous tensor is the reading it needs,
  * and akg_graph_reshape_groups says which dims it regroups (a Designer can
@@ -22,33 +23,58 @@
 
 akg_graph_dimmap akg_graph_dimmap_identity(int rank)
 {
-    akg_graph_dimmap m = {rank, {0}};
-    for (int k = 0; k < rank; k++)
+    akg_graph_dimmap m = {rank, {0}, {0}, {0}};
+    for (int k = 0; k < rank; k++) {
         m.q[k] = k;
+        m.step[k] = 1;
+    }
     return m;
 }
 
 int akg_graph_dimmap_equal(const akg_graph_dimmap *a, const akg_graph_dimmap *b)
 {
-    return a->rank == b->rank && !memcmp(a->q, b->q, sizeof(int) * (size_t)a->rank);
+    size_t n = (size_t)a->rank;
+    return a->rank == b->rank && !memcmp(a->q, b->q, sizeof(int) * n) &&
+           !memcmp(a->off, b->off, sizeof(long) * n) && !memcmp(a->step, b->step, sizeof(long) * n);
+}
+
+int akg_graph_dimmap_plain(const akg_graph_dimmap *m, int k)
+{
+    return m->q[k] >= 0 && m->off[k] == 0 && m->step[k] == 1;
+}
+
+/* dim k of `to` reads what dim j of `from` reads */
+static void copy_dim(akg_graph_dimmap *to, int k, const akg_graph_dimmap *from, int j)
+{
+    to->q[k] = from->q[j];
+    to->off[k] = from->off[j];
+    to->step[k] = from->step[j];
+}
+
+static void pin_dim(akg_graph_dimmap *m, int k, long at)
+{
+    m->q[k] = -1;
+    m->off[k] = at;
+    m->step[k] = 1;
 }
 
 int akg_graph_is_view(const akg_graph_value *v)
 {
     return v->kind == AKG_GRAPH_OP && v->n_args == 1 && v->args[0].kind == AKG_GRAPH_ARG_VALUE &&
-           (!strcmp(v->op, "permute") || !strcmp(v->op, "reshape") || !strcmp(v->op, "expand"));
+           (!strcmp(v->op, "permute") || !strcmp(v->op, "reshape") || !strcmp(v->op, "expand") ||
+            !strcmp(v->op, "slice") || !strcmp(v->op, "select"));
 }
 
 akg_graph_dimmap akg_graph_dimmap_broadcast(const akg_graph_value *a, const akg_graph_value *r,
                                             const akg_graph_dimmap *rm)
 {
-    akg_graph_dimmap m = {a->rank, {0}};
+    akg_graph_dimmap m = {a->rank, {0}, {0}, {0}};
     for (int k = 0; k < a->rank; k++) {
         int j = k + r->rank - a->rank; /* right-aligned */
         if (j < 0 || (a->shape[k] == 1 && r->shape[j] != 1))
-            m.q[k] = -1;
+            pin_dim(&m, k, 0);
         else
-            m.q[k] = rm->q[j];
+            copy_dim(&m, k, rm, j);
     }
     return m;
 }
@@ -61,14 +87,14 @@ static int unit_reshape(const akg_graph_value *s, const akg_graph_value *v,
     sm->rank = s->rank;
     for (int k = 0; k < s->rank; k++) {
         if (s->shape[k] == 1) {
-            sm->q[k] = -1;
+            pin_dim(sm, k, 0);
             continue;
         }
         while (j < v->rank && v->shape[j] == 1)
             j++;
         if (j >= v->rank || v->shape[j] != s->shape[k])
             return -1;
-        sm->q[k] = vm->q[j++];
+        copy_dim(sm, k, vm, j++);
     }
     while (j < v->rank && v->shape[j] == 1)
         j++;
@@ -97,7 +123,41 @@ int akg_graph_view_source(const akg_graph *g, const akg_graph_value *v, const ak
                 *why = "a permute with a dim out of range";
                 return -1;
             }
-            sm->q[perm[j]] = vm->q[j];
+            copy_dim(sm, (int)perm[j], vm, j);
+        }
+        return 0;
+    }
+    if (!strcmp(v->op, "slice")) {
+        double dim = -1, start = 0, step = 1;
+        akg_graph_attr_number(v, "dim", &dim);
+        akg_graph_attr_number(v, "start", &start);
+        akg_graph_attr_number(v, "step", &step);
+        int d = (int)dim;
+        if (d < 0 || d >= s->rank || s->rank != v->rank || start < 0 || step < 1) {
+            *why = "a slice whose dim, start or step is out of range";
+            return -1;
+        }
+        *sm = *vm;
+        sm->off[d] = (long)start + (long)step * vm->off[d];
+        sm->step[d] = (long)step * vm->step[d];
+        return 0;
+    }
+    if (!strcmp(v->op, "select")) {
+        double dim = -1, index = -1;
+        akg_graph_attr_number(v, "dim", &dim);
+        akg_graph_attr_number(v, "index", &index);
+        int d = (int)dim;
+        if (d < 0 || d >= s->rank || s->rank != v->rank + 1 || index < 0 ||
+            index >= (double)s->shape[d]) {
+            *why = "a select whose dim or index is out of range";
+            return -1;
+        }
+        sm->rank = s->rank;
+        for (int k = 0, j = 0; k < s->rank; k++) {
+            if (k == d)
+                pin_dim(sm, k, (long)index);
+            else
+                copy_dim(sm, k, vm, j++);
         }
         return 0;
     }

@@ -106,7 +106,7 @@ int akg_graph_op_has_rule(const akg_graph_value *v)
 {
     return akg_graph_op_elementwise(v) || akg_graph_op_reduces(v) || !strcmp(v->op, "matmul") ||
            !strcmp(v->op, "permute") || !strcmp(v->op, "reshape") || !strcmp(v->op, "expand") ||
-           !strcmp(v->op, "aten.embedding");
+           !strcmp(v->op, "slice") || !strcmp(v->op, "select") || !strcmp(v->op, "aten.embedding");
 }
 
 void akg_graph_number_text(double x, char *buf, size_t len)
