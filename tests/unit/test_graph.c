@@ -403,6 +403,11 @@ static void test_reductions(void)
         CHECK_CONTAINS(s, "load(x[r0, k1, q:q + min(BLK, D - q)] -> v0)");
         CHECK_CONTAINS(s, "acc1 = add(acc1, cast(reduce_sum(v0, axis=0), f64))");
         CHECK_CONTAINS(s, "result = output(0, [A1])");
+        /* few tasks with long runs: parts across cores, their partials combined */
+        CHECK_CONTAINS(s, "if O >= 32 or D < 65536:");
+        CHECK_CONTAINS(s, "load(x[r0, k1, lo + q:lo + q + min(BLK, hi - lo - q)] -> v0)");
+        CHECK_CONTAINS(s, "store(acc1 -> part_acc1[p:p + 1])");
+        CHECK_CONTAINS(s, "acc1 = reduce_sum(part_acc1, axis=0)");
         CHECK_CONTAINS(s, "store(v1 -> result[o:o + 1])");
     }
     release(&r);
@@ -527,6 +532,12 @@ static void test_reductions(void)
         CHECK_CONTAINS(s, "m1 = max(m1, v0)");
         CHECK_CONTAINS(s, "acc1 = add(acc1, cast(exp(sub(v0, m1)), f64))");
         CHECK_CONTAINS(s, "store(v1 -> result[o, c:c + min(CH, I - c)])");
+        /* few tasks: the rows split into P parts across cores, partial columns combined */
+        CHECK_CONTAINS(s, "if O * ceil(I, CH) >= 4 or A0 < 64:");
+        CHECK_CONTAINS(s, "for r0 in range(lo, hi):");
+        CHECK_CONTAINS(s, "store(m1 -> part_m1[p, :])");
+        CHECK_CONTAINS(s, "m1 = reduce_max(part_m1, axis=0, keepdim=False)");
+        CHECK_CONTAINS(s, "acc1 = reduce_sum(part_acc1, axis=0, keepdim=False)");
     }
     release(&r);
 

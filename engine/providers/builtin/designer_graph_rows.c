@@ -123,6 +123,7 @@ typedef struct {
     runs r;
     int cols;      /* the last run is kept */
     const char *w; /* the lanes of an accumulator: "1" or "min(CH, I - c)" */
+    int split_run; /* columns: the reduced run split into parts when tasks are few */
     int dep[AKG_GRAPH_MAX_VALUES];
 } rows_ctx;
 
@@ -240,9 +241,13 @@ static int stream(rows_ctx *s, int pass, const char *ind0, int split)
     for (int j = 0; j < s->r.n; j++) {
         if (!s->r.red[j] || (!s->cols && j == last))
             continue;
-        akg_buf_appendf(b, "%sfor r%d in range(0, ", ind, j);
-        extent(b, &s->r, j, 0);
-        akg_buf_puts(b, "):\n");
+        if (split && s->cols && j == s->split_run) {
+            akg_buf_appendf(b, "%sfor r%d in range(lo, hi):\n", ind, j);
+        } else {
+            akg_buf_appendf(b, "%sfor r%d in range(0, ", ind, j);
+            extent(b, &s->r, j, 0);
+            akg_buf_puts(b, "):\n");
+        }
         snprintf(ind + strlen(ind), sizeof ind - strlen(ind), "  ");
     }
     const char *tile = s->cols ? "min(CH, I - c)"
@@ -262,7 +267,7 @@ static int stream(rows_ctx *s, int pass, const char *ind0, int split)
             akg_buf_puts(b, j ? ", " : "");
             if (j == last && s->cols)
                 akg_buf_puts(b, "c:c + min(CH, I - c)");
-            else if (j == last && split)
+            else if (j == last && split && !s->cols)
                 akg_buf_puts(b, "lo + q:lo + q + min(BLK, hi - lo - q)");
             else if (j == last)
                 akg_buf_puts(b, "q:q + min(BLK, D - q)");
@@ -297,9 +302,9 @@ static int stream(rows_ctx *s, int pass, const char *ind0, int split)
     return AKG_OK;
 }
 
-/* A pass split into P parts of the last run, run in parallel, each writing its partial
- * statistics into a "slow" tile of partials that is combined afterwards (parallel parts
- * never update one accumulator). */
+/* A pass split into P parts of the last run (rows) or of the first reduced run (columns),
+ * run in parallel, each writing its partial statistics into a "slow" tile of partials that
+ * is combined afterwards (parallel parts never update one accumulator). */
 static int stream_split(rows_ctx *s, int pass, const char *ind)
 {
     const akg_graph *g = s->c->g;
@@ -310,13 +315,19 @@ static int stream_split(rows_ctx *s, int pass, const char *ind)
         if (!acc_of(s, &g->values[i], pass, acc, sizeof acc, &kind))
             continue;
         int ext = !strcmp(kind, "amax") || !strcmp(kind, "amin");
-        akg_buf_appendf(b, "%spart_%s = alloc([P], dtype=%s, llm_hint=[\"slow\"])\n", ind, acc,
-                        ext ? s->c->dt : "f64");
+        akg_buf_appendf(b, "%spart_%s = alloc([P%s], dtype=%s, llm_hint=[\"slow\"])\n", ind, acc,
+                        s->cols ? ", min(CH, I - c)" : "", ext ? s->c->dt : "f64");
     }
+    akg_buf tmp;
+    akg_buf_init(&tmp, 256);
+    if (s->cols)
+        extent(&tmp, &s->r, s->split_run, 1);
+    const char *e = s->cols ? (tmp.data ? tmp.data : "1") : "D";
     akg_buf_appendf(b,
                     "%s@llm_hint(\"parallel\", \"coreidx\")\n%sfor p in range(0, P):\n"
-                    "%s  lo = p * ceil(D, P)\n%s  hi = min(lo + ceil(D, P), D)\n",
-                    ind, ind, ind, ind);
+                    "%s  lo = p * ceil(%s, P)\n%s  hi = min(lo + ceil(%s, P), %s)\n",
+                    ind, ind, ind, e, ind, e, e);
+    akg_buf_free(&tmp);
     char in2[64];
     snprintf(in2, sizeof in2, "%s  ", ind);
     acc_inits(s, in2, pass);
@@ -327,7 +338,8 @@ static int stream_split(rows_ctx *s, int pass, const char *ind)
         char acc[32];
         const char *kind;
         if (acc_of(s, &g->values[i], pass, acc, sizeof acc, &kind))
-            akg_buf_appendf(b, "%sstore(%s -> part_%s[p:p + 1])\n", in2, acc, acc);
+            akg_buf_appendf(b, "%sstore(%s -> part_%s[p%s])\n", in2, acc, acc,
+                            s->cols ? ", :" : ":p + 1");
     }
     for (int i = 0; i < g->n_values; i++) {
         char acc[32];
@@ -338,7 +350,8 @@ static int stream_split(rows_ctx *s, int pass, const char *ind)
                            : !strcmp(kind, "amin") ? "reduce_min"
                            : !strcmp(kind, "prod") ? "reduce_prod"
                                                    : "reduce_sum";
-        akg_buf_appendf(b, "%s%s = %s(part_%s, axis=0)\n", ind, acc, comb, acc);
+        akg_buf_appendf(b, "%s%s = %s(part_%s, axis=0%s)\n", ind, acc, comb, acc,
+                        s->cols ? ", keepdim=False" : "");
     }
     return AKG_OK;
 }
@@ -446,7 +459,7 @@ static void header(rows_ctx *s, const char *name, int need_nr)
         akg_buf_appendf(b, "%s[O%s]: %s%s", rn, s->cols ? ", I" : "", c->dt,
                         k + 1 < c->n_out ? "; " : ";\n");
     }
-    akg_buf_puts(b, s->cols ? "  constexpr: CH = tune(256, 64, 1024);\n"
+    akg_buf_puts(b, s->cols ? "  constexpr: CH = tune(256, 64, 1024), P = tune(8, 2, 32);\n"
                             : "  constexpr: BLK = tune(2048, 512, 8192), P = tune(8, 2, 32);\n");
     rg_bind_tensors(b, c);
     akg_buf_puts(b, "  bind: O = 1");
@@ -492,21 +505,41 @@ int rg_write_rows(rctx *c, int precise, akg_buf *b, const char *name)
     header(&s, name, need_nr);
     int rc = AKG_OK;
     if (s.cols) {
-        akg_buf_puts(b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
+        for (int j = s.r.n - 1; j >= 0; j--)
+            if (s.r.red[j])
+                s.split_run = j;
+        akg_buf_puts(b, "  if O * ceil(I, CH) >= 4 or ");
+        extent(b, &s.r, s.split_run, 1);
+        akg_buf_puts(b, " < 64:\n    # a task per index of the kept runs and CH columns\n"
+                        "    @llm_hint(\"parallel\", \"coreidx\")\n");
         if (precise)
-            akg_buf_puts(b, "  @llm_hint(\"math\", \"precise\")\n");
-        akg_buf_puts(b, "  for o in range(0, O):\n");
-        task_indices(&s, "    ");
-        akg_buf_puts(b, "    @llm_hint(\"parallel\", \"coreidx\")\n"
-                        "    for c in range(0, I, CH):\n");
-        acc_inits(&s, "      ", 0);
-        rc = stream(&s, 0, "      ", 0);
+            akg_buf_puts(b, "    @llm_hint(\"math\", \"precise\")\n");
+        akg_buf_puts(b, "    for o in range(0, O):\n");
+        task_indices(&s, "      ");
+        akg_buf_puts(b, "      @llm_hint(\"parallel\", \"coreidx\")\n"
+                        "      for c in range(0, I, CH):\n");
+        acc_inits(&s, "        ", 0);
+        rc = stream(&s, 0, "        ", 0);
         if (!rc && lse) {
-            acc_inits(&s, "      ", 1);
-            rc = stream(&s, 1, "      ", 0);
+            acc_inits(&s, "        ", 1);
+            rc = stream(&s, 1, "        ", 0);
         }
         if (!rc)
-            rc = finish(&s, "      ");
+            rc = finish(&s, "        ");
+        if (rc)
+            return rc;
+        akg_buf_puts(b, "  else:\n    # few tasks: the first reduced run split into P parts across "
+                        "cores, their\n    # partials written to tiles and combined afterwards\n");
+        if (precise)
+            akg_buf_puts(b, "    @llm_hint(\"math\", \"precise\")\n");
+        akg_buf_puts(b, "    for o in range(0, O):\n");
+        task_indices(&s, "      ");
+        akg_buf_puts(b, "      for c in range(0, I, CH):\n");
+        rc = stream_split(&s, 0, "        ");
+        if (!rc && lse)
+            rc = stream_split(&s, 1, "        ");
+        if (!rc)
+            rc = finish(&s, "        ");
         akg_buf_puts(b, "}\n");
         return rc;
     }
