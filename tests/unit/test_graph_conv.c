@@ -43,11 +43,15 @@ typedef struct {
 } designed;
 
 /* The Designer on ref_conv with graph; a design's sketch must check and cpu/cpp lower it. */
+/* the probe's `cpu` member (with its leading comma), "" for none */
+static const char *probe_cpu = "";
+
 static designed design(const char *inputs, const char *graph)
 {
     designed r = {0};
     char probe[16384];
-    snprintf(probe, sizeof probe, "{\"inputs\":%s,\"init_inputs\":[],\"graph\":%s}", inputs, graph);
+    snprintf(probe, sizeof probe, "{\"inputs\":%s,\"init_inputs\":[],\"graph\":%s%s}", inputs,
+             graph, probe_cpu);
     r.ref = akg_reference_parse(ref_conv, strlen(ref_conv), "ref.py");
     r.probe = cJSON_Parse(probe);
     CHECK(r.probe != NULL);
@@ -120,6 +124,21 @@ static void test_bias_view_and_activation(void)
         CHECK_CONTAINS(s, "e0 = add(o, vt0)\n");
         CHECK_CONTAINS(s, "e1 = sigmoid(e0)\n");
         CHECK_CONTAINS(s, "store(e1 -> y[n, g * OCG0");
+        /* no `cpu` in the probe: 8-lane vectors, [6, 16] tiles (4 rows: 8 channels) */
+        CHECK_CONTAINS(s, "@llm_hint(\"vectorize\", \"simd\", 8)");
+        CHECK_CONTAINS(s, "MR = tune(4, 6), NR = tune(16, 8, 24)");
+    }
+    release(&r);
+    /* where 512-bit FMAs run at full rate: 16-lane vectors, [MR, 32] tiles with MR the row
+     * count that fills the 8 output channels (8) */
+    probe_cpu = ",\"cpu\":{\"vendor\":\"GenuineIntel\",\"family\":6,\"simd\":[\"avx2\",\"fma\","
+                "\"avx512f\",\"avx512bw\",\"avx512vl\"]}";
+    r = design(inputs_conv, graph);
+    probe_cpu = "";
+    CHECK(r.rc == AKG_OK);
+    if (r.d) {
+        CHECK_CONTAINS(r.d->sketch_text, "@llm_hint(\"vectorize\", \"simd\", 16)");
+        CHECK_CONTAINS(r.d->sketch_text, "MR = tune(8, 4), NR = tune(32, 16, 64)");
     }
     release(&r);
 }

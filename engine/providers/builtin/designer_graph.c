@@ -53,6 +53,7 @@ typedef struct {
     char *err;
     size_t errlen;
     char (*names)[24]; /* each value's name in the sketch ("" none yet) */
+    int vw;            /* f32 lanes of a register tile's vectors on the target CPU */
 } gctx;
 
 static const char *ref_file(const akg_reference *ref)
@@ -276,8 +277,7 @@ static int gemm_write(gctx *c, const akg_graph_value *m, const gemm_operand *A,
     spec->rank_b = rb;
     spec->trans_a = A->trans;
     spec->trans_b = B->trans;
-    spec->mr = 6;
-    spec->nr = 16;
+    akg_matmul_spec_registers(spec, c->vw);
     spec->kc = retry ? 128 : 256;
     spec->mc = retry ? 48 : 96;
     spec->nc = 1024;
@@ -358,7 +358,8 @@ static int design(gctx *c, const cJSON *feedback, akg_design **out)
     const akg_graph *g = c->g;
     /* convolutions and pooling, with their epilogues: designer_graph_conv.c */
     if (akg_graph_has_window_op(g))
-        return akg_designer_graph_conv(c->ref, g, feedback, out, c->where, c->err, c->errlen);
+        return akg_designer_graph_conv(c->ref, g, feedback, c->vw, out, c->where, c->err,
+                                       c->errlen);
     /* the first op without a rule here, and how many more */
     int first = -1, more = 0;
     for (int i = 0; i < g->n_values; i++) {
@@ -413,7 +414,13 @@ int akg_designer_graph(const akg_reference *ref, const cJSON *probe, const cJSON
         rc = AKG_ENOTFOUND; /* a malformed graph: the rules' own message stands */
     if (rc)
         return rc;
-    gctx c = {ref, g, where, err, errlen, calloc((size_t)g->n_values + 1, sizeof *c.names)};
+    gctx c = {ref,
+              g,
+              where,
+              err,
+              errlen,
+              calloc((size_t)g->n_values + 1, sizeof *c.names),
+              akg_rule_vector_floats(probe)};
     if (!c.names) {
         akg_graph_free(g);
         return AKG_ENOMEM;

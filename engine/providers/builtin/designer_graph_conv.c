@@ -57,6 +57,7 @@ typedef struct {
     akg_range *where;
     char *err;
     size_t errlen;
+    int vw; /* f32 lanes of a register tile's vectors on the target CPU */
 } cctx;
 
 static int decline(cctx *c, const akg_graph_value *v, const char *fmt, ...)
@@ -453,6 +454,7 @@ static int design_conv(cctx *c, const akg_graph_value *cv, const cJSON *feedback
         s->layers = &layer;
         s->n_layers = 1;
         const char *fb = cJSON_GetStringValue(cJSON_GetObjectItem(feedback, "class"));
+        s->vw = c->vw;
         akg_conv_spec_tunables(s, x->shape[x->rank - 1], fb != NULL);
         cJSON *p = d->params;
         cJSON_AddStringToObject(p, "from", "graph");
@@ -649,9 +651,9 @@ static int design_pool(cctx *c, const akg_graph_value *pv, const cJSON *feedback
 /* ---------- the entry ---------- */
 
 int akg_designer_graph_conv(const akg_reference *ref, const akg_graph *g, const cJSON *feedback,
-                            akg_design **out, akg_range *where, char *err, size_t errlen)
+                            int vw, akg_design **out, akg_range *where, char *err, size_t errlen)
 {
-    cctx c = {ref, g, where, err, errlen};
+    cctx c = {ref, g, where, err, errlen, vw};
     *out = NULL;
     const akg_graph_value *first = NULL;
     for (int i = 0; i < g->n_values; i++) {

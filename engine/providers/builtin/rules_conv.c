@@ -318,6 +318,7 @@ int akg_rules_conv(const akg_reference *ref, const cJSON *probe, const cJSON *fe
     spec.input = ref->forward_params[input].name;
     spec.layers = specs;
     spec.n_layers = n;
+    spec.vw = akg_rule_vector_floats(probe);
     akg_conv_spec_tunables(&spec, rank > 0 ? akg_rule_dim(in, rank - 1) : -1, fb != NULL);
     d->sketch_text = akg_conv_sketch(&spec);
     if (!d->sketch_text) {

@@ -423,7 +423,7 @@ static void gemm_layer(akg_buf *b, const akg_conv_spec *s, int li, const char *s
     LINE(7, "load(wp%d[g, p, c0:c0 + kc, :] -> wa)", li);
     LINE(7, "xb = alloc([kc, NR])");
     LINE(7, "load(pb[c0:c0 + kc, j:j + NR] -> xb)");
-    LINE(7, "@llm_hint(\"vectorize\", \"simd\", 8)");
+    LINE(7, "@llm_hint(\"vectorize\", \"simd\", %d)", s->vw == 16 ? 16 : 8);
     LINE(7, "gemm(wa, xb, acc, trans_a=True)");
     gemm_epilogue(b, s, li, 6, dst,
                   "[n, g * OCG%d + p * MR:g * OCG%d + p * MR + MR, od, oh, q0 + j:q0 + j + NR]");
@@ -460,7 +460,7 @@ static void pointwise_layer(akg_buf *b, const akg_conv_spec *s, int li, const ch
     LINE(5, "xb = alloc([kc, NR])");
     LINE(5, "load(%s[n, g * ICG%d + c0:g * ICG%d + c0 + kc, q0 + j:q0 + j + NR] -> xb)", src, li,
          li);
-    LINE(5, "@llm_hint(\"vectorize\", \"simd\", 8)");
+    LINE(5, "@llm_hint(\"vectorize\", \"simd\", %d)", s->vw == 16 ? 16 : 8);
     LINE(5, "gemm(wa, xb, acc, trans_a=True)");
     gemm_epilogue(b, s, li, 4, dst,
                   "[n, g * OCG%d + p * MR:g * OCG%d + p * MR + MR, q0 + j:q0 + j + NR]");
@@ -554,7 +554,7 @@ static void transposed_layer(akg_buf *b, const akg_conv_spec *s, int li, const c
     LINE(5, "load(w%d[g * ICG%d + c0:g * ICG%d + c0 + kc, m0:m0 + MR] -> wa)", li, li, li);
     LINE(5, "xb = alloc([kc, NR])");
     LINE(5, "load(%s[n, g * ICG%d + c0:g * ICG%d + c0 + kc, q0:q0 + NR] -> xb)", src, li, li);
-    LINE(5, "@llm_hint(\"vectorize\", \"simd\", 8)");
+    LINE(5, "@llm_hint(\"vectorize\", \"simd\", %d)", s->vw == 16 ? 16 : 8);
     LINE(5, "gemm(wa, xb, acc, trans_a=True)");
     LINE(4, "store(acc -> cols[m0:m0 + MR, q0:q0 + NR])");
     LINE(2, "for m in range(0, OCG%d):", li);
@@ -611,9 +611,9 @@ char *akg_conv_sketch(const akg_conv_spec *s)
     tensors(b, s);
     akg_buf_appendf(
         b,
-        "  constexpr: MR = tune(%ld, %ld), NR = tune(%ld, 8, 24), KC = tune(%ld, 256, 1024), "
+        "  constexpr: MR = tune(%ld, %ld), NR = tune(%ld, %s), KC = tune(%ld, 256, 1024), "
         "NCOL = tune(256, 64, 512), OWB = tune(%ld, 32, 128);\n",
-        s->mr, s->mr == 4 ? 6L : 4L, s->nr, s->kc, s->owb);
+        s->mr, s->mr == 4 ? 6L : 4L, s->nr, s->nr == 32 ? "16, 64" : "8, 24", s->kc, s->owb);
     constants(b, s);
     binding(b, s);
     akg_buf_puts(b, "\n");

@@ -50,6 +50,8 @@ typedef struct {
     const akg_conv_layer_spec *layers;
     int n_layers;
     long mr, nr, kc, owb; /* tunables (first candidates) */
+    int vw; /* f32 lanes of the GEMM register tile's vectors: 16, else 8 (akg_rule_vector_floats;
+               set before akg_conv_spec_tunables, which picks MR and NR for it) */
     /* An epilogue run on each register tile of the last layer before it is stored (n_epilogue
      * 0: none; not after a transposed layer): statements, one a line, that read the tile `o`
      * (the sums plus the layer's bias) and the tiles vt0.. of the vectors (one value per row

@@ -56,10 +56,28 @@ void akg_conv_layer_spec_from(akg_conv_layer_spec *sp, const akg_conv_geometry *
 
 void akg_conv_spec_tunables(akg_conv_spec *s, long in_w, bool retry)
 {
-    /* MR: 6-row register tiles, or 4 when the output channels of a group would leave more
-     * than a tenth of 6-row tiles empty and 4 divides them */
+    /* The register tile follows the CPU (s->vw). 8 lanes: [MR, 16] with MR 6, or 4 when the
+     * output channels of a group would leave more than a tenth of 6-row tiles empty and 4
+     * divides them. 16 lanes: [MR, 32], MR the candidate of 8, 12, 6, 4 that leaves the fewest
+     * rows of tiles empty over the layers (8 first: 16 accumulators hide the FMA latency and
+     * leave registers for the operands). */
     long mr = 6;
-    for (int i = 0; i < s->n_layers; i++) {
+    if (s->vw == 16) {
+        static const long cand[] = {8, 12, 6, 4};
+        long best = -1;
+        for (int ci = 0; ci < 4; ci++) {
+            long waste = 0;
+            for (int i = 0; i < s->n_layers; i++) {
+                const akg_conv_layer_spec *c = &s->layers[i];
+                long ocg = c->out_ch / (c->groups > 0 ? c->groups : 1);
+                if (c->algo != CONV_DEPTHWISE)
+                    waste += (ocg + cand[ci] - 1) / cand[ci] * cand[ci] - ocg;
+            }
+            if (best < 0 || waste < best)
+                best = waste, mr = cand[ci];
+        }
+    }
+    for (int i = 0; i < s->n_layers && s->vw != 16; i++) {
         const akg_conv_layer_spec *c = &s->layers[i];
         long ocg = c->out_ch / (c->groups > 0 ? c->groups : 1);
         if (c->algo != CONV_DEPTHWISE && ocg % 4 == 0 && ((ocg + 5) / 6 * 6 - ocg) * 10 > ocg) {
@@ -79,7 +97,7 @@ void akg_conv_spec_tunables(akg_conv_spec *s, long in_w, bool retry)
             owb = (ow + 7) / 8 * 8;
     }
     s->mr = mr;
-    s->nr = 16;
+    s->nr = s->vw == 16 ? 32 : 16;
     s->kc = retry ? 256 : 512;
     s->owb = owb;
 }
