@@ -10,14 +10,16 @@
  * graph are designed from what their ops compute:
  *
  *  - GEMM with an epilogue: one `matmul` of a tensor of rank >= 2 (its leading
- *    dims are rows) by a 2-D tensor, which may be a `permute [1, 0]` of a leaf
- *    (read transposed while packing), or by a batch of matrices; then any
+ *    dims are rows) by a 2-D tensor, or by a batch of matrices; an operand may
+ *    be a permute of a leaf that swaps its last two dims (read transposed
+ *    while packing), and a 2-D one may be expanded over the batch
+ *    (`x.transpose(1, 2) @ w`); then any
  *    elementwise ops on the product that read only numbers and 1-D vectors of
  *    N broadcast along the rows (a bias). The sketch is the packed GEMM of
  *    rules_matmul_sketch.c with those ops applied to each register tile after
  *    its last K slice, so the tile never makes a second trip to memory.
  *  - Elementwise chains over inputs, weights and buffers, read through views
- *    (permute, unsqueeze-like reshapes, expand) and broadcasts, in any of
+ *    (permute, reshape, expand, slice, select) and broadcasts, in any of
  *    the dtypes PyTorch computes with, with one or more outputs of one
  *    shape: one fused pass (designer_graph_ew.c). An embedding lookup is a
  *    gather of rows (designer_graph_gather.c).
@@ -315,7 +317,8 @@ static int design_gemm(gctx *c, int mm, const cJSON *feedback, akg_design **out)
         read_gemm_operand(g, m->args[1].value, &B))
         return decline(c, m, 0,
                        "a matrix product whose operands are not inputs, weights or buffers "
-                       "(optionally transposed)");
+                       "(optionally transposed in their last two dims, or a 2-D one expanded "
+                       "over the batch)");
     const akg_graph_value *la = &g->values[A.leaf], *lb = &g->values[B.leaf];
     const char *p = leaf_problem(la);
     if (!p)
