@@ -16,10 +16,13 @@
  *    split into P parts across cores instead, whose partials are combined;
  *  - the last run kept (columns): one task per index of the other kept runs
  *    and CH columns of the last, accumulators of CH lanes with every reduced
- *    index streamed through them, vectorised along the columns.
+ *    index streamed through them, vectorised along the columns; with fewer than
+ *    4 such tasks (a tall tensor summed over its rows) the first reduced run is
+ *    split into P parts across cores, each filling a row of partial columns
+ *    that are combined afterwards.
  * logsumexp takes two passes over its operand: the maximum, then the f64 sum of
- * exp(x - max). Nothing is held but the block being reduced, so a long
- * reduced extent costs no memory and every load is contiguous.
+ * exp(x - max). Nothing is held but the block being reduced (and P partials),
+ * so a long reduced extent costs no memory and every load is contiguous.
  */
 #include <stdio.h>
 #include <string.h>
