@@ -206,10 +206,16 @@ static void forward_arg(gen *g, akg_buf *b, const akg_sketch_expr *call)
     }
 }
 
-/* self.<path> */
+/* self.<path>, a numeric part as an index (nn.Sequential's "mlp.0.weight": self.mlp[0].weight) */
 static void model_path(akg_buf *b, const char *path)
 {
-    akg_buf_appendf(b, "self.%s", path);
+    akg_buf_puts(b, "self");
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, ".");
+        size_t digits = strspn(p, "0123456789");
+        akg_buf_appendf(b, digits == n && n ? "[%.*s]" : ".%.*s", (int)n, p);
+        p += n + (p[n] == '.');
+    }
 }
 
 /* A number read by attr(PATH[, I]), init(NAME[, I]) or input(ARG). */

@@ -44,6 +44,7 @@
 #include "designer_graph_conv.h"
 #include "designer_graph_ew.h"
 #include "designer_graph_reduce.h"
+#include "designer_graph_stages.h"
 #include "graph_ops.h"
 #include "rule_util.h"
 #include "rules_matmul_sketch.h"
@@ -428,7 +429,13 @@ int akg_designer_graph(const akg_reference *ref, const cJSON *probe, const cJSON
         akg_graph_free(g);
         return AKG_ENOMEM;
     }
-    rc = design(&c, feedback, out);
+    /* a second matrix product, or a reduction after one: stages (designer_graph_stages.c) */
+    int cut = akg_graph_stages_cut(g);
+    if (cut >= 0)
+        rc = akg_designer_graph_stages(ref, probe, g, cut, feedback, attempt, out, where, err,
+                                       errlen);
+    else
+        rc = design(&c, feedback, out);
     free(c.names);
     akg_graph_free(g);
     return rc;

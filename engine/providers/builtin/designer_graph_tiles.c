@@ -102,8 +102,8 @@ static int emit_op(rctx *c, akg_buf *b, const char *ind, const akg_graph_value *
         axes(b, c);
         akg_buf_appendf(b, ")\n%s%s = add(m%d, log(cast(s%d, %s)))\n", ind, t, v->id, v->id, dt);
     } else if (!strcmp(op, "var") || !strcmp(op, "std") || !strcmp(op, "layer_norm")) {
-        double corr = 1;
         int ln = !strcmp(op, "layer_norm");
+        double corr = ln ? 0 : 1; /* layer_norm: the biased variance */
         if (!ln)
             akg_graph_attr_number(v, "correction", &corr);
         akg_buf_appendf(b, "%su%d = cast(%s, f64)\n%sm%d = reduce_mean(u%d, ", ind, v->id, a, ind,
