@@ -431,10 +431,10 @@ int akg_designer_graph(const akg_reference *ref, const cJSON *probe, const cJSON
     }
     /* a second matrix product, or a reduction after one: stages (designer_graph_stages.c) */
     int cut = akg_graph_stages_cut(g);
-    if (cut >= 0)
-        rc = akg_designer_graph_stages(ref, probe, g, cut, feedback, attempt, out, where, err,
-                                       errlen);
-    else
+    rc = cut < 0 ? AKG_STAGES_NONE
+                 : akg_designer_graph_stages(ref, probe, g, cut, feedback, attempt, out, where,
+                                             err, errlen);
+    if (rc == AKG_STAGES_NONE)
         rc = design(&c, feedback, out);
     free(c.names);
     akg_graph_free(g);

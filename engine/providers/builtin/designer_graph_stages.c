@@ -255,9 +255,8 @@ int akg_designer_graph_stages(const akg_reference *ref, const cJSON *probe, cons
         char *text =
             akg_sketch_compose_stages(d1->sketch_text, d2->sketch_text, leaf, name, err, errlen);
         if (!text) {
-            char why[512];
-            snprintf(why, sizeof why, "%s", err);
-            rc = akg_graph_decline(ref, c, 0, where, err, errlen, why);
+            /* the parts do not compose (err says why): the one-stage Designers speak */
+            rc = AKG_STAGES_NONE;
         } else {
             free(d2->sketch_text);
             d2->sketch_text = text;
