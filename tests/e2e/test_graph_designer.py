@@ -27,8 +27,10 @@ ELEMENTWISE = ["permute_add", "unsqueeze_outer_bias", "bf16_silu_scale", "f16_up
                "int32_mod", "remainder_negative", "tuple_three", "embedding_3d",
                "bmm_transposed_weight", "flatten_scale_bias", "reshape_split_scale",
                "glu_chunk", "select_stride"]
+# several stages in one kernel, each a temporary the next reads (designer_graph_stages.c)
+STAGES = ["stages_mlp", "stages_linear_layernorm"]
 DESIGNS = SPELLINGS + ["linear3d_gelu", "linear_scale", "broadcast_mul_add",
-                       "linear_nobias"] + REDUCTIONS + ELEMENTWISE
+                       "linear_nobias"] + REDUCTIONS + ELEMENTWISE + STAGES
 TRACER = os.path.join(SOURCE, "backends", "harness", "akg_harness", "trace.py")
 
 
@@ -65,6 +67,15 @@ class GraphDesignerTest(CliTest):
                     perf = report.get("perf") or {}
                     print("%s: kernel %.4f ms, PyTorch %.4f ms" % (
                         name, perf.get("kernel_ms", 0.0), perf.get("ref_ms", 0.0)))
+
+    def test_stages_in_one_kernel(self) -> None:
+        sketch = self.sketch_of("stages_mlp")
+        self.assertEqual(sketch.count("gemm("), 3)
+        self.assertEqual(sketch.count("llm_hint=[\"slow\", \"temp_workspace\"]"), 2)
+        self.assertIn("weight(\"mlp.4.weight\"", sketch)
+        sketch = self.sketch_of("stages_linear_layernorm")
+        self.assertIn("gemm(", sketch)
+        self.assertIn("weight(\"ln.weight\"", sketch)
 
     def test_refusal_names_the_operation_and_line(self) -> None:
         p, report = self.op(ref("grid_sample"), "--workflow", "design_only", name="grid")
