@@ -26,7 +26,7 @@ REDUCTIONS = ["layernorm_manual", "rmsnorm_manual", "abs_max", "logsumexp_dim1",
 ELEMENTWISE = ["permute_add", "unsqueeze_outer_bias", "bf16_silu_scale", "f16_upcast_gelu",
                "int32_mod", "remainder_negative", "tuple_three", "embedding_3d",
                "bmm_transposed_weight", "flatten_scale_bias", "reshape_split_scale",
-               "glu_chunk", "select_stride"]
+               "glu_chunk", "select_stride", "flatten_after_relu"]
 # several stages in one kernel, each a temporary the next reads (designer_graph_stages.c)
 STAGES = ["stages_mlp", "stages_linear_layernorm"]
 DESIGNS = SPELLINGS + ["linear3d_gelu", "linear_scale", "broadcast_mul_add",

@@ -13,7 +13,10 @@ that span several calls, which the passes below rewrite until nothing changes:
   with leading unit dims (N-D ``linear`` and ``@`` flatten rows, ``einsum`` adds a batch of 1);
 - a reshape of an elementwise op whose other operand broadcasts along the last dim only moves
   inside it (``reshape(add(mm, bias))`` becomes ``add(reshape(mm), bias)``), so the rule above
-  can see the matmul.
+  can see the matmul;
+- a reshape of an elementwise op whose tensor operands all have its shape moves onto each of
+  them (``relu(x).flatten(1)`` and ``relu(x.flatten(1))`` are one graph), so a reshape ends up
+  on the tensors it regroups, where a Designer reads it as a reshaped load.
 
 Then identical ops merge, values no output reaches are dropped, and the rest is numbered: leaves
 first (inputs by position, parameters and buffers in ``named_*()`` order, constants as met), then
@@ -31,6 +34,11 @@ from .trace_graph import Graph, Lit, Node, matmul_shape, numel, sketch_dtype, vi
 # Rewrites run until the graph stops changing, at most this many rounds.
 MAX_ROUNDS = 16
 _ELEMENTWISE_BINARY = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "fmod", "remainder"}
+_ELEMENTWISE = _ELEMENTWISE_BINARY | {
+    "relu", "sigmoid", "tanh", "exp", "log", "abs", "neg", "sqrt", "rsqrt", "sin", "cos", "erf",
+    "sign", "floor", "round", "reciprocal", "silu", "hardsigmoid", "hardswish", "mish", "softsign",
+    "selu", "gelu", "softplus", "elu", "leaky_relu", "hardtanh", "clamp", "cast", "eq", "ne", "lt",
+    "le", "gt", "ge", "logical_and", "logical_or", "where"}
 _VIEW_OPS = {"permute", "reshape"}
 _LEAF_RANK = {"input": 0, "weight": 1, "buffer": 2, "constant": 3}
 
@@ -205,6 +213,25 @@ def _push_reshape(g: Graph, i: int, node: Node, uses: Dict[int, int]) -> bool:
     return True
 
 
+def _sink_reshape(g: Graph, i: int, node: Node, uses: Dict[int, int]) -> bool:
+    """reshape(op(a, b, ...)) → op(reshape(a), reshape(b), ...) when op is elementwise and every
+    tensor operand has op's shape (numbers stay as they are)."""
+    e_i = node.args[0]
+    if not isinstance(e_i, int) or uses.get(e_i, 0) != 1:
+        return False
+    e = g[e_i]
+    if e.kind != "op" or e.op not in _ELEMENTWISE or not e.args:
+        return False
+    tensors = [a for a in e.args if isinstance(a, int)]
+    if not tensors or any(g[a].shape != e.shape for a in tensors):
+        return False
+    args: List[Any] = [_view(g, node, "reshape", a, {"shape": list(node.shape)}) if isinstance(a, int) else a
+                       for a in e.args]
+    new = _new(g, e, e.op, args, dict(e.attrs), node.shape, node.strides, node.dtype)
+    g.replace(i, new)
+    return True
+
+
 def _rewrite_round(g: Graph, outputs: Sequence[Optional[int]]) -> bool:
     g.resolve_args()
     uses = _uses(g, outputs)
@@ -222,7 +249,8 @@ def _rewrite_round(g: Graph, outputs: Sequence[Optional[int]]) -> bool:
         if node.op in _VIEW_OPS and _normalise_view_chain(g, i, node):
             changed = True
             continue
-        if node.op == "reshape" and (_fold_matmul(g, i, node, uses) or _push_reshape(g, i, node, uses)):
+        if node.op == "reshape" and (_fold_matmul(g, i, node, uses) or _push_reshape(g, i, node, uses)
+                                     or _sink_reshape(g, i, node, uses)):
             changed = True
             uses = _uses(g, outputs)
     return changed

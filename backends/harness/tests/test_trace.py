@@ -167,6 +167,20 @@ class TraceTest(unittest.TestCase):
                          ("permute", {"perm": [1, 0]}, [16, 4], [1, 16]))
         self.assertEqual((mul["op"], mul["args"], mul["line"]), ("mul", [1, {"value": 2.0}], 12))
 
+    def test_reshape_of_elementwise_ops_moves_onto_their_tensors(self) -> None:
+        # relu(x * 2).flatten(1) and relu(x.flatten(1) * 2) are one graph: the reshape sits on x
+        after = self.graph_of(self.forward_model("return torch.relu(x * 2).flatten(1)\n"),
+                              "[torch.randn(4, 3, 5)]")
+        before = self.graph_of(self.forward_model("return torch.relu(x.flatten(1) * 2)\n"),
+                               "[torch.randn(4, 3, 5)]")
+        self.assertEqual(strip_places(after), strip_places(before))
+        self.assertEqual(ops(after), ["reshape", "mul", "relu"])
+        self.assertEqual(after["values"][1]["args"], [0])
+        # an operand broadcast against the op keeps the reshape above it
+        kept = self.graph_of(self.forward_model("return (x * x[:, :1, :]).flatten(1)\n"),
+                             "[torch.randn(4, 3, 5)]")
+        self.assertEqual(ops(kept)[-1], "reshape")
+
     def test_tuple_output(self) -> None:
         graph = self.graph_of(self.forward_model("return torch.exp(x), x, torch.tanh(x)\n"), "[torch.randn(3)]")
         self.assertEqual(ops(graph), ["exp", "tanh"])
