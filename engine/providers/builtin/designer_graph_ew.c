@@ -255,6 +255,8 @@ static int tile_of(ew *e, int id, akg_graph_dimmap m, const char **name)
                               "dims across each other or is sliced, is not designed yet; reshapes "
                               "of an input, weight or buffer that merge or split dims are, and "
                               "so are reshapes that add or remove dims of size 1");
+        if (!e->writing)
+            akg_graph_op_word(v, 0, e->name, sizeof e->name);
     }
     for (int i = 0; i < e->n_tiles; i++)
         if (e->tiles[i].value == id && akg_graph_dimmap_equal(&e->tiles[i].map, &m)) {
