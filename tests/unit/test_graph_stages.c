@@ -142,7 +142,7 @@ static void test_mlp(void)
         CHECK_CONTAINS(s, "load(c_1[m0_2+i_2:m0_2+i_2+MR_2, k0_2:k0_2+kc_2] -> ta_2)");
         CHECK_CONTAINS(s, "e1_1 = relu(e0_1)");
         CHECK_CONTAINS(s, "gemm(pa_i_2, pb_j_2, acc_2, trans_a=True)");
-        CHECK(strstr(s, "akg_stage") == NULL);
+        CHECK(strstr(s, "result_of_") == NULL);
         CHECK(strstr(s, "output(0, [M_1") == NULL);
         const cJSON *st = cJSON_GetObjectItem(r.d->params, "stages");
         CHECK(cJSON_GetArraySize(st) == 2);
@@ -180,7 +180,7 @@ static void test_three_layers(void)
         CHECK(gemms == 3);
         CHECK_CONTAINS(s, "weight(\"mlp.4.weight\"");
         CHECK_CONTAINS(s, "llm_hint=[\"slow\", \"temp_workspace\"])");
-        CHECK(strstr(s, "akg_stage") == NULL);
+        CHECK(strstr(s, "result_of_") == NULL);
     }
     release(&r);
 }

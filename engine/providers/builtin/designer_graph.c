@@ -4,10 +4,10 @@
  * F.linear, `x @ w.t() + b`, torch.addmm and a matrix-product einsum are one
  * design.
  *
- * The whole graph becomes one kernel. (Graphs that need several kernels, with
- * intermediates kept in memory between them, are for a later step: today such
- * a graph is declined at its first operation that does not fit.) Two kinds of
- * graph are designed from what their ops compute:
+ * The whole graph becomes one kernel. A graph with a second anchor (a matrix
+ * product that reads an op, a reduction after a product) is cut into stages
+ * composed in one sketch by designer_graph_stages.c, each part designed here.
+ * Two kinds of graph are designed from what their ops compute:
  *
  *  - GEMM with an epilogue: one `matmul` of a tensor of rank >= 2 (its leading
  *    dims are rows) by a 2-D tensor, or by a batch of matrices; an operand may

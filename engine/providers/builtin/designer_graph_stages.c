@@ -12,7 +12,8 @@
  *  - the first stage is that value's part of the graph (the value and what it
  *    is computed from), its one output the value;
  *  - the second stage is the rest of the graph with the value as an input
- *    leaf (named akg_stageD, D the depth of the cut).
+ *    leaf named for what computed it (result_of_relu_line12; a cut inside a
+ *    part adds its depth, _2, _3...), the name a refusal of that part shows.
  *
  * Each part is a graph of its own, designed by akg_designer_graph (so a part
  * that needs a cut again is cut again, and a part no Designer covers is
@@ -235,8 +236,13 @@ int akg_designer_graph_stages(const akg_reference *ref, const cJSON *probe, cons
                     if (g->values[i].args[k].kind == AKG_GRAPH_ARG_VALUE)
                         keep2[g->values[i].args[k].value] = 1;
     }
-    char leaf[32];
-    snprintf(leaf, sizeof leaf, "akg_stage%d", depth);
+    char leaf[96], depth_text[16] = "";
+    if (depth > 0)
+        snprintf(depth_text, sizeof depth_text, "_%d", depth + 1);
+    snprintf(leaf, sizeof leaf, "result_of_%.40s_line%d%s", c->op, c->line, depth_text);
+    for (char *p = leaf; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_')
+            *p = '_';
     if (rc == AKG_OK)
         rc = design_part(ref, probe, g, keep1, -1, NULL, cut, depth, feedback, attempt, &d1, where,
                          err, errlen);
