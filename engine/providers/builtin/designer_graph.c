@@ -432,8 +432,8 @@ int akg_designer_graph(const akg_reference *ref, const cJSON *probe, const cJSON
     /* a second matrix product, or a reduction after one: stages (designer_graph_stages.c) */
     int cut = akg_graph_stages_cut(g);
     rc = cut < 0 ? AKG_STAGES_NONE
-                 : akg_designer_graph_stages(ref, probe, g, cut, feedback, attempt, out, where,
-                                             err, errlen);
+                 : akg_designer_graph_stages(ref, probe, g, cut, feedback, attempt, out, where, err,
+                                             errlen);
     if (rc == AKG_STAGES_NONE)
         rc = design(&c, feedback, out);
     free(c.names);
