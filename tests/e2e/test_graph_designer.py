@@ -29,8 +29,10 @@ ELEMENTWISE = ["permute_add", "unsqueeze_outer_bias", "bf16_silu_scale", "f16_up
                "glu_chunk", "select_stride", "flatten_after_relu"]
 # several stages in one kernel, each a temporary the next reads (designer_graph_stages.c)
 STAGES = ["stages_mlp", "stages_linear_layernorm"]
+# a GEMM whose epilogue reads a tensor of the product's shape (a residual) tile by tile
+RESIDUALS = ["linear_residual_3d"]
 DESIGNS = SPELLINGS + ["linear3d_gelu", "linear_scale", "broadcast_mul_add",
-                       "linear_nobias"] + REDUCTIONS + ELEMENTWISE + STAGES
+                       "linear_nobias"] + REDUCTIONS + ELEMENTWISE + STAGES + RESIDUALS
 TRACER = os.path.join(SOURCE, "backends", "harness", "akg_harness", "trace.py")
 
 

@@ -233,6 +233,69 @@ static void test_gemm_epilogue(void)
     release(&r);
 }
 
+/* relu(fc(x)) + r: r of the product's shape is read tile by tile in the epilogue (a residual);
+ * r of shape [8, 1] is neither that nor a vector of the columns: declined, saying what is read */
+static void test_gemm_residual(void)
+{
+    static const char *ref =
+        "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(64, 32)\n"
+        "        self.act = nn.ReLU()\n\n    def forward(self, x, r):\n"
+        "        y = self.fc(x)\n        return self.act(y) + r\n\n"
+        "def get_inputs():\n    return [torch.randn(8, 64), torch.randn(8, 32)]\n\n"
+        "def get_init_inputs():\n    return []\n";
+    for (int column = 0; column < 2; column++) {
+        char inputs[512], graph[4096];
+        const char *rshape = column ? "[8,1]" : "[8,32]";
+        snprintf(inputs, sizeof inputs,
+                 "[{\"kind\":\"tensor\",\"shape\":[8,64],\"dtype\":\"float32\"},"
+                 "{\"kind\":\"tensor\",\"shape\":%s,\"dtype\":\"float32\"}]",
+                 rshape);
+        /* the trace lists the leaves first: x, r, then the layer's weights */
+        snprintf(graph, sizeof graph,
+                 "{\"version\":1,\"values\":["
+                 "{\"id\":0,\"kind\":\"input\",\"index\":0,\"name\":\"x\",\"shape\":[8,64],"
+                 "\"dtype\":\"f32\"},"
+                 "{\"id\":1,\"kind\":\"input\",\"index\":1,\"name\":\"r\",\"shape\":%s,"
+                 "\"dtype\":\"f32\"},"
+                 "{\"id\":2,\"kind\":\"weight\",\"name\":\"fc.weight\",\"shape\":[32,64],"
+                 "\"dtype\":\"f32\"},"
+                 "{\"id\":3,\"kind\":\"weight\",\"name\":\"fc.bias\",\"shape\":[32],"
+                 "\"dtype\":\"f32\"},"
+                 "{\"id\":4,\"kind\":\"op\",\"op\":\"permute\",\"args\":[2],"
+                 "\"attrs\":{\"perm\":[1,0]},\"shape\":[64,32],\"dtype\":\"f32\",\"line\":14},"
+                 "{\"id\":5,\"kind\":\"op\",\"op\":\"matmul\",\"args\":[0,4],\"attrs\":{},"
+                 "\"shape\":[8,32],\"dtype\":\"f32\",\"line\":14},"
+                 "{\"id\":6,\"kind\":\"op\",\"op\":\"add\",\"args\":[5,3],\"attrs\":{},"
+                 "\"shape\":[8,32],\"dtype\":\"f32\",\"line\":14},"
+                 "{\"id\":7,\"kind\":\"op\",\"op\":\"relu\",\"args\":[6],\"attrs\":{},"
+                 "\"shape\":[8,32],\"dtype\":\"f32\",\"line\":15},"
+                 "{\"id\":8,\"kind\":\"op\",\"op\":\"add\",\"args\":[7,1],\"attrs\":{},"
+                 "\"shape\":[8,32],\"dtype\":\"f32\",\"line\":15}],\"outputs\":[8]}",
+                 rshape);
+        designed r = design(ref, inputs, graph);
+        if (!column) {
+            CHECK(r.rc == AKG_OK);
+            if (r.rc)
+                fprintf(stderr, "%s\n", r.err);
+            if (r.d) {
+                const char *s = r.d->sketch_text;
+                CHECK_CONTAINS(s, "res0[M, N]: f32;");
+                CHECK_CONTAINS(s, "res0 = input(\"r\", [M, N])");
+                CHECK_CONTAINS(s, "load(res0[m0+i:m0+i+MR, n0+j:n0+j+NR] -> rt0)");
+                CHECK_CONTAINS(s, "e2 = add(e1, rt0)");
+                CHECK_CONTAINS(s, "store(e2 -> c[m0+i:m0+i+MR, n0+j:n0+j+NR])");
+            }
+        } else {
+            CHECK(r.rc == AKG_EUNSUPPORTED);
+            CHECK_CONTAINS(r.err, "cannot design add (ref.py:15): it reads input r of shape [8, 1]: "
+                                  "an epilogue reads only numbers, f32 vectors of the product's "
+                                  "32 columns and f32 tensors of its shape");
+        }
+        release(&r);
+    }
+}
+
 static void test_broadcast_chain(void)
 {
     const char *inputs = "[{\"kind\":\"tensor\",\"shape\":[8,1,16],\"dtype\":\"float32\"},"
@@ -772,6 +835,7 @@ int main(void)
 {
     test_parse();
     test_gemm_epilogue();
+    test_gemm_residual();
     test_gemm_rows_of_3d();
     test_broadcast_chain();
     test_refusal();

@@ -14,8 +14,9 @@
  *    be a permute of a leaf that swaps its last two dims (read transposed
  *    while packing), and a 2-D one may be expanded over the batch
  *    (`x.transpose(1, 2) @ w`); then any
- *    elementwise ops on the product that read only numbers and 1-D vectors of
- *    N broadcast along the rows (a bias). The sketch is the packed GEMM of
+ *    elementwise ops on the product that read only numbers, 1-D vectors of
+ *    N broadcast along the rows (a bias) and tensors of the product's shape
+ *    (a residual, loaded tile by tile). The sketch is the packed GEMM of
  *    rules_matmul_sketch.c with those ops applied to each register tile after
  *    its last K slice, so the tile never makes a second trip to memory.
  *  - Elementwise chains over inputs, weights and buffers, read through views
@@ -181,6 +182,13 @@ static int same_shape(const akg_graph_value *a, const akg_graph_value *b)
     return a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(long) * (size_t)a->rank);
 }
 
+/* A tensor the epilogue reads tile by tile like c: a leaf of the product's shape and f32 */
+static int is_matrix_of(const akg_graph_value *v, const akg_graph_value *m)
+{
+    return akg_graph_is_leaf(v) && v->kind != AKG_GRAPH_CONSTANT && same_shape(v, m) &&
+           !strcmp(v->dtype, "f32");
+}
+
 typedef struct {
     char lines[AKG_MATMUL_MAX_EPILOGUE][256];
 } epilogue_text;
@@ -216,12 +224,25 @@ static int gemm_epilogue(gctx *c, int mm, akg_matmul_spec *spec_out, epilogue_te
             if (a >= mm)
                 continue;
             const akg_graph_value *src = &g->values[a];
+            if (is_matrix_of(src, m)) {
+                /* a tensor of the product's shape (a residual): its tile, the region of c */
+                if (!c->names[a][0]) {
+                    if (spec.n_mats >= AKG_MATMUL_MAX_VECTORS)
+                        return decline(c, v, 0, "more than %d matrices in one epilogue",
+                                       AKG_MATMUL_MAX_VECTORS);
+                    spec.mat_names[spec.n_mats] = src->name;
+                    spec.mat_weight[spec.n_mats] = src->kind != AKG_GRAPH_INPUT;
+                    snprintf(c->names[a], sizeof c->names[a], "rt%d", spec.n_mats);
+                    spec.n_mats++;
+                }
+                continue;
+            }
             if (!is_vector_of(src, n)) {
                 char s1[96];
                 shape_text(src, s1, sizeof s1);
                 return decline(c, v, 0,
-                               "it reads %s %s of shape %s: an epilogue reads only numbers and "
-                               "f32 vectors of the product's %ld columns",
+                               "it reads %s %s of shape %s: an epilogue reads only numbers, f32 "
+                               "vectors of the product's %ld columns and f32 tensors of its shape",
                                akg_graph_kind_name(src->kind), src->name, s1, n);
             }
             if (!c->names[a][0]) {

@@ -53,6 +53,9 @@ static void epilogue(akg_buf *b, const akg_matmul_spec *s, const char *ind, cons
     for (int v = 0; v < s->n_vecs; v++)
         akg_buf_appendf(b, "%s  vt%d = alloc([1, NR])\n%s  load(v%d[n0+j:n0+j+NR] -> vt%d)\n", ind,
                         v, ind, v, v);
+    for (int v = 0; v < s->n_mats; v++) /* creg is "c[...]": the same region of res<v> */
+        akg_buf_appendf(b, "%s  rt%d = alloc([MR, NR])\n%s  load(res%d%s -> rt%d)\n", ind, v, ind,
+                        v, creg + 1, v);
     for (int i = 0; i < s->n_epilogue; i++)
         akg_buf_appendf(b, "%s  %s\n", ind, s->epilogue[i]);
     akg_buf_appendf(b, "%s  store(%s -> %s)\n%selse:\n%s  store(o -> %s)\n", ind, s->epilogue_out,
@@ -234,6 +237,8 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
     akg_buf_appendf(&b, "c[%s%s, N]: f32;", zloop ? "Z, " : "", rows);
     for (int v = 0; v < s->n_vecs; v++)
         akg_buf_appendf(&b, " v%d[N]: f32;", v);
+    for (int v = 0; v < s->n_mats; v++)
+        akg_buf_appendf(&b, " res%d[%s%s, N]: f32;", v, zloop ? "Z, " : "", rows);
     akg_buf_puts(&b, "\n");
     akg_buf_appendf(
         &b,
@@ -281,6 +286,12 @@ char *akg_matmul_gemm_sketch(const akg_matmul_spec *s)
     for (int v = 0; v < s->n_vecs; v++)
         akg_buf_appendf(&b, ", v%d = %s(\"%s\", [N])", v, s->vec_weight[v] ? "weight" : "input",
                         s->vec_names[v]);
+    for (int v = 0; v < s->n_mats; v++) {
+        akg_buf_appendf(&b, ", res%d = %s(\"%s\", [", v, s->mat_weight[v] ? "weight" : "input",
+                        s->mat_names[v]);
+        dims(&b, "Z", nbatch);
+        akg_buf_appendf(&b, "%sM, N])", nbatch ? ", " : "");
+    }
     akg_buf_puts(&b, "\n\n");
     if (zloop) {
         /* enough batch items: one whole item per task, its panels its own; fewer: the

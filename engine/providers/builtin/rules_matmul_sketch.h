@@ -26,15 +26,21 @@ typedef struct {
     /* GEMM only. An operand bound as weight(a_name/b_name) instead of input(): */
     int a_weight, b_weight;
     /* An epilogue run on each register tile after its last K slice (n_epilogue 0: none):
-     * statements, one a line, that read the tile's value `o` and the tiles vt0.. of the
-     * vectors below (each [1, NR]: a 1-D tensor of N broadcast along the rows), and leave
-     * the result in epilogue_out. Not with tri. */
+     * statements, one a line, that read the tile's value `o`, the tiles vt0.. of the
+     * vectors below and rt0.. of the matrices (each [1, NR]: a 1-D tensor of N broadcast along the
+     * rows), and leave the result in epilogue_out. Not with tri. */
     const char *epilogue[AKG_MATMUL_MAX_EPILOGUE];
     int n_epilogue;
     const char *epilogue_out;
     const char *vec_names[AKG_MATMUL_MAX_VECTORS]; /* forward argument or weight name */
     int vec_weight[AKG_MATMUL_MAX_VECTORS];        /* 1: weight(), 0: input() */
     int n_vecs;
+    /* Matrices of the product's shape read by the epilogue (a residual `x + x @ w`): tensor
+     * res<i>, declared and bound like c, its tile rt<i> ([MR, NR], the region of c) loaded
+     * before the statements. */
+    const char *mat_names[AKG_MATMUL_MAX_VECTORS]; /* forward argument or weight name */
+    int mat_weight[AKG_MATMUL_MAX_VECTORS];        /* 1: weight(), 0: input() */
+    int n_mats;
 } akg_matmul_spec;
 
 /* Sets the register tile for vectors of vw f32 lanes (akg_rule_vector_floats): vw, MR and NR.
