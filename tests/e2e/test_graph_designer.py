@@ -28,7 +28,7 @@ ELEMENTWISE = ["permute_add", "unsqueeze_outer_bias", "bf16_silu_scale", "f16_up
                "bmm_transposed_weight", "flatten_scale_bias", "reshape_split_scale",
                "glu_chunk", "select_stride", "flatten_after_relu"]
 # several stages in one kernel, each a temporary the next reads (designer_graph_stages.c)
-STAGES = ["stages_mlp", "stages_linear_layernorm"]
+STAGES = ["stages_mlp", "stages_linear_layernorm", "stages_attention_bmm"]
 # a GEMM whose epilogue reads a tensor of the product's shape (a residual) tile by tile
 RESIDUALS = ["linear_residual_3d"]
 DESIGNS = SPELLINGS + ["linear3d_gelu", "linear_scale", "broadcast_mul_add",
