@@ -150,6 +150,24 @@ static void test_mlp(void)
     release(&r);
 }
 
+/* the value a stage would write as a temporary is also returned: refused, naming it */
+static void test_cut_returned(void)
+{
+    char graph[8192];
+    snprintf(graph, sizeof graph, "%s", graph_mlp);
+    char *outs = strstr(graph, "\"outputs\":[11]");
+    CHECK(outs != NULL);
+    if (!outs)
+        return;
+    snprintf(outs, sizeof graph - (size_t)(outs - graph), "\"outputs\":[8,11]}");
+    designed r = design(ref_mlp, inputs_8x64, graph);
+    CHECK(r.rc == AKG_EUNSUPPORTED);
+    CHECK_CONTAINS(r.err, "cannot design relu (ref.py:14): a result of forward that a later "
+                          "matrix product or reduction also reads");
+    CHECK(r.where.start_row == 13);
+    release(&r);
+}
+
 /* three Linear layers: the second part is cut again */
 static void test_three_layers(void)
 {
@@ -284,6 +302,7 @@ static void test_compose(void)
 int main(void)
 {
     test_mlp();
+    test_cut_returned();
     test_three_layers();
     test_linear_layernorm();
     test_compose();
