@@ -278,6 +278,31 @@ static void test_compose(void)
         akg_sketch_free(sk);
         free(s);
     }
+    /* the result read twice (an operand and a residual): both read the temporary */
+    const char *twice = "sketch two {\n"
+                        "  symbols: N;\n"
+                        "  tensors: a[N]: f32; r[N]: f32; b[N]: f32;\n"
+                        "  bind: a = input(\"akg_stage0\", [N]), r = input(\"akg_stage0\", [N]), "
+                        "b = output(0, [N])\n"
+                        "\n"
+                        "  t = alloc([N])\n"
+                        "  u = alloc([N])\n"
+                        "  load(a[:] -> t)\n"
+                        "  load(r[:] -> u)\n"
+                        "  store(add(t, u) -> b[:])\n"
+                        "}\n";
+    s = akg_sketch_compose_stages(first, twice, "akg_stage0", "x", err, sizeof err);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_CONTAINS(s, "  tensors: x_1[N_1]: f32; b_2[N_2]: f32\n");
+        CHECK_CONTAINS(s, "load(y_1[:] -> t_2)");
+        CHECK_CONTAINS(s, "load(y_1[:] -> u_2)");
+        CHECK(strstr(s, "akg_stage0") == NULL);
+        akg_sketch *sk = parse_checked(s);
+        CHECK(sk != NULL);
+        akg_sketch_free(sk);
+        free(s);
+    }
     /* a temporary read in another shape than it is written: refused, saying so */
     const char *second_2d = "sketch two {\n"
                             "  symbols: M, N;\n"

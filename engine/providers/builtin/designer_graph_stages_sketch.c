@@ -598,6 +598,30 @@ char *akg_sketch_compose_stages(const char *first, const char *second, const cha
         snprintf(err, errlen, "out of memory composing stages");
         goto done;
     }
+    /* a second tensor bound to it (the GEMM's operand and its epilogue's residual): the
+     * temporary too, read in the shape it declares */
+    for (int more = 0; more < 4; more++) {
+        bind_scan extra = {.want = want};
+        char *decl3 = NULL;
+        if (drop_bind(&s2, &extra) || !(decl3 = drop_tensor(&s2, extra.name)))
+            break;
+        int same_dtype = !strcmp(strchr(decl3, ':') ? strchr(decl3, ':') : "", strchr(decl2, ':'));
+        int r3 = 0;
+        for (const char *q = decl3; *q && *q != ':'; q++)
+            r3 += *q == ',';
+        int r2b = 0;
+        for (const char *q = decl2; *q && *q != ':'; q++)
+            r2b += *q == ',';
+        free(decl3);
+        if (!same_dtype || r3 != r2b) {
+            snprintf(err, errlen, "the second stage reads the intermediate in two shapes");
+            goto done;
+        }
+        if (rename_one(&s2, extra.name, o1->name)) {
+            snprintf(err, errlen, "out of memory composing stages");
+            goto done;
+        }
+    }
     int n2 = i2->n_dims;
     char(*dims2)[NAME_LEN] = i2->dims;
     /* the temporary must be read in the shape it is written */
