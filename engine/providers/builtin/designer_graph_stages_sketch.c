@@ -558,6 +558,15 @@ static void comment_block(akg_buf *b, const char *text)
     }
 }
 
+/* The rank of a declaration "[SHAPE]: DTYPE" (its commas before the colon, plus one). */
+static int decl_rank(const char *decl)
+{
+    int r = 1;
+    for (const char *q = decl; *q && *q != ':'; q++)
+        r += *q == ',';
+    return r;
+}
+
 static int is_ident(const char *s)
 {
     return ident_len(s) == strlen(s) && s[0];
@@ -606,12 +615,7 @@ char *akg_sketch_compose_stages(const char *first, const char *second, const cha
         if (drop_bind(&s2, &extra) || !(decl3 = drop_tensor(&s2, extra.name)))
             break;
         int same_dtype = !strcmp(strchr(decl3, ':') ? strchr(decl3, ':') : "", strchr(decl2, ':'));
-        int r3 = 0;
-        for (const char *q = decl3; *q && *q != ':'; q++)
-            r3 += *q == ',';
-        int r2b = 0;
-        for (const char *q = decl2; *q && *q != ':'; q++)
-            r2b += *q == ',';
+        int r3 = decl_rank(decl3), r2b = decl_rank(decl2);
         free(decl3);
         if (!same_dtype || r3 != r2b) {
             snprintf(err, errlen, "the second stage reads the intermediate in two shapes");
@@ -626,11 +630,7 @@ char *akg_sketch_compose_stages(const char *first, const char *second, const cha
     char(*dims2)[NAME_LEN] = i2->dims;
     /* the temporary must be read in the shape it is written */
     const char *sh1 = strchr(decl, ':'), *sh2 = strchr(decl2 ? decl2 : "", ':');
-    int r1 = 0, r2 = 0;
-    for (const char *q = decl; sh1 && q < sh1; q++)
-        r1 += *q == ',';
-    for (const char *q = decl2; sh2 && q < sh2; q++)
-        r2 += *q == ',';
+    int r1 = decl_rank(decl), r2 = decl_rank(decl2);
     if (!sh1 || !sh2 || r1 != r2 || n2 != o1->n_dims) {
         snprintf(err, errlen,
                  "the stage after it reads the intermediate as %s, the stage before writes it as "
@@ -654,14 +654,13 @@ char *akg_sketch_compose_stages(const char *first, const char *second, const cha
     akg_buf_puts(&b, "  tensors: ");
     section_merged(&b, &s1, &s2, "tensors", "; ");
     const stage *st[2] = {&s1, &s2};
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < st[k]->n_sec; i++)
-            if (!strcmp(st[k]->sec[i].kind, "constexpr") && st[k]->sec[i].text[0])
-                akg_buf_appendf(&b, "  constexpr: %s\n", st[k]->sec[i].text);
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < st[k]->n_sec; i++)
-            if (!strcmp(st[k]->sec[i].kind, "params") && st[k]->sec[i].text[0])
-                akg_buf_appendf(&b, "  params: %s\n", st[k]->sec[i].text);
+    /* each stage's constexprs, then each stage's params, a line each */
+    for (int kind = 0; kind < 4; kind++)
+        for (int i = 0; i < st[kind % 2]->n_sec; i++) {
+            const section *sec = &st[kind % 2]->sec[i];
+            if (!strcmp(sec->kind, kind < 2 ? "constexpr" : "params") && sec->text[0])
+                akg_buf_appendf(&b, "  %s: %s\n", sec->kind, sec->text);
+        }
     for (int i = 0; i < s1.n_sec; i++)
         if (!strcmp(s1.sec[i].kind, "bind") && s1.sec[i].text[0])
             akg_buf_appendf(&b, "  bind: %s\n", s1.sec[i].text);
