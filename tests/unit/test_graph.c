@@ -80,6 +80,7 @@ typedef struct {
     int rc;
     akg_range where;
     char err[2048];
+    char *kernel; /* the cpu/cpp kernel's source */
 } designed;
 
 /* The Designer on ref with a probe of the given inputs and graph; the sketch must check and
@@ -106,6 +107,8 @@ static designed design(const char *src, const char *inputs, const char *graph)
         if (erc)
             fprintf(stderr, "emit: %s\n%s\n", err, r.d->sketch_text);
         CHECK(erc == 0);
+        if (!erc && k.kernel_source)
+            r.kernel = akg_strdup(k.kernel_source);
         akg_kernel_files_free(&k);
         akg_sketch_free(sk);
     }
@@ -114,6 +117,7 @@ static designed design(const char *src, const char *inputs, const char *graph)
 
 static void release(designed *r)
 {
+    free(r->kernel);
     akg_design_free(r->d);
     cJSON_Delete(r->probe);
     akg_reference_free(r->ref);
@@ -230,6 +234,14 @@ static void test_gemm_epilogue(void)
         CHECK_CONTAINS(s, "e1 = relu(e0)");
         CHECK_CONTAINS(s, "store(e1 -> c[m0+i:m0+i+MR, n0+j:n0+j+NR])");
     }
+    /* `o`, bound in both branches of `if k0 == 0` and read after it, is each thread's own:
+     * its storage is declared inside the parallel region of the items, not before the
+     * serial loops around it (where the threads would share one tile) */
+    const char *o = r.kernel ? strstr(r.kernel, "float o") : NULL;
+    const char *par = r.kernel ? strstr(r.kernel, "#pragma omp parallel") : NULL;
+    for (const char *p = par; p; p = strstr(p + 1, "#pragma omp parallel"))
+        par = p;
+    CHECK(o != NULL && par != NULL && o > par);
     release(&r);
 }
 

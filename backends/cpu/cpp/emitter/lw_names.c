@@ -184,8 +184,8 @@ lw_frame *lw_cur_frame(lw_ctx *L)
 }
 
 /* Scans statements [from, to) of a block for the first touch of `name`: 1 when it is read
- * (live), -1 when a top-level statement binds it anew before any read (dead), 0 when the
- * block does neither. */
+ * (live), -1 when a top-level statement, or an if in both of its branches, binds it anew
+ * before any read (dead), 0 when the block does neither. */
 int lw_first_touch(lw_ctx *L, const lw_block *b, size_t from, size_t to, const char *name)
 {
     for (size_t i = from; i < to && i < b->n; i++) {
@@ -206,11 +206,18 @@ int lw_first_touch(lw_ctx *L, const lw_block *b, size_t from, size_t to, const c
             }
             if (lw_ns_has(&r, name))
                 return 1;
+            int kills = 0;
             for (int w = 0; w < (k == AKG_SKETCH_STMT_IF ? 2 : 1); w++) {
                 lw_block inner = {st, w, akg_sketch_stmt_body_count(st, w)};
-                if (lw_first_touch(L, &inner, 0, inner.n, name) > 0)
+                int t = lw_first_touch(L, &inner, 0, inner.n, name);
+                if (t > 0)
                     return 1;
+                kills += t < 0;
             }
+            /* an if whose two branches both bind the name before reading it binds it anew
+             * (`if k0 == 0: o = acc else: o = add(cold, acc)`): what came before is dead */
+            if (kills == 2)
+                return -1;
             continue;
         }
         lw_nameset r = {0};
