@@ -489,6 +489,28 @@ static void header(rows_ctx *s, const char *name, int need_nr)
     akg_buf_puts(b, "\n\n");
 }
 
+/* One task's reduction at ind: the accumulators, the streamed pass (and logsumexp's second
+ * pass), then the results. */
+static int whole_runs(rows_ctx *s, int lse, const char *ind)
+{
+    acc_inits(s, ind, 0);
+    int rc = stream(s, 0, ind, 0);
+    if (!rc && lse) {
+        acc_inits(s, ind, 1);
+        rc = stream(s, 1, ind, 0);
+    }
+    return rc ? rc : finish(s, ind);
+}
+
+/* The same with the first reduced run split into P parts across cores. */
+static int split_runs(rows_ctx *s, int lse, const char *ind)
+{
+    int rc = stream_split(s, 0, ind);
+    if (!rc && lse)
+        rc = stream_split(s, 1, ind);
+    return rc ? rc : finish(s, ind);
+}
+
 int rg_write_rows(rctx *c, int precise, akg_buf *b, const char *name)
 {
     rows_ctx s;
@@ -521,14 +543,7 @@ int rg_write_rows(rctx *c, int precise, akg_buf *b, const char *name)
         task_indices(&s, "      ");
         akg_buf_puts(b, "      @llm_hint(\"parallel\", \"coreidx\")\n"
                         "      for c in range(0, I, CH):\n");
-        acc_inits(&s, "        ", 0);
-        rc = stream(&s, 0, "        ", 0);
-        if (!rc && lse) {
-            acc_inits(&s, "        ", 1);
-            rc = stream(&s, 1, "        ", 0);
-        }
-        if (!rc)
-            rc = finish(&s, "        ");
+        rc = whole_runs(&s, lse, "        ");
         if (rc)
             return rc;
         akg_buf_puts(b, "  else:\n    # few tasks: the first reduced run split into P parts across "
@@ -538,11 +553,7 @@ int rg_write_rows(rctx *c, int precise, akg_buf *b, const char *name)
         akg_buf_puts(b, "    for o in range(0, O):\n");
         task_indices(&s, "      ");
         akg_buf_puts(b, "      for c in range(0, I, CH):\n");
-        rc = stream_split(&s, 0, "        ");
-        if (!rc && lse)
-            rc = stream_split(&s, 1, "        ");
-        if (!rc)
-            rc = finish(&s, "        ");
+        rc = split_runs(&s, lse, "        ");
         akg_buf_puts(b, "}\n");
         return rc;
     }
@@ -553,14 +564,7 @@ int rg_write_rows(rctx *c, int precise, akg_buf *b, const char *name)
         akg_buf_puts(b, "    @llm_hint(\"math\", \"precise\")\n");
     akg_buf_puts(b, "    for o in range(0, O):\n");
     task_indices(&s, "      ");
-    acc_inits(&s, "      ", 0);
-    rc = stream(&s, 0, "      ", 0);
-    if (!rc && lse) {
-        acc_inits(&s, "      ", 1);
-        rc = stream(&s, 1, "      ", 0);
-    }
-    if (!rc)
-        rc = finish(&s, "      ");
+    rc = whole_runs(&s, lse, "      ");
     if (rc)
         return rc;
     akg_buf_puts(b, "  else:\n    # few long runs: each split into P parts across cores, their "
@@ -569,11 +573,7 @@ int rg_write_rows(rctx *c, int precise, akg_buf *b, const char *name)
         akg_buf_puts(b, "    @llm_hint(\"math\", \"precise\")\n");
     akg_buf_puts(b, "    for o in range(0, O):\n");
     task_indices(&s, "      ");
-    rc = stream_split(&s, 0, "      ");
-    if (!rc && lse)
-        rc = stream_split(&s, 1, "      ");
-    if (!rc)
-        rc = finish(&s, "      ");
+    rc = split_runs(&s, lse, "      ");
     akg_buf_puts(b, "}\n");
     return rc;
 }
