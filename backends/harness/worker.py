@@ -58,13 +58,14 @@ def main(argv: Optional[list] = None) -> int:
     import torch  # noqa: F401 - imported once for the worker's lifetime
 
     from akg_harness import env as worker_env
+    from akg_harness.candidate import Judge
     from akg_harness.design_check import run_design_check
+    from akg_harness.jail import SANDBOX_ERROR, Jail, SandboxError, settings_from_env
     from akg_harness.loading import Registry
     from akg_harness.probe import run_probe
     from akg_harness.profile import run_profile
-    from akg_harness.protocol import (RUNTIME_ERROR, AnswerWriter, HarnessError, error_answer,
-                                      parse_request, request_id)
-    from akg_harness.verify import VerifyFailure, run_verify
+    from akg_harness.protocol import AnswerWriter, HarnessError
+    from akg_harness.verify import run_verify
 
     writer = AnswerWriter(answers_stream)
     try:
@@ -72,21 +73,56 @@ def main(argv: Optional[list] = None) -> int:
     except Exception as exc:  # noqa: BLE001 - report why the worker cannot serve, then stop
         writer.send({"event": "fatal", "detail": f"{type(exc).__name__}: {exc}"})
         return 2
-    writer.send(worker_env.ready_event(env))
+    # Candidates run in sandboxed children (akg_harness/jail.py); when the sandbox cannot be set up
+    # the worker still serves probe and design_check (they run only the reference) and answers
+    # verify and profile with sandbox_error.
+    judge: Optional[Judge] = None
+    sandbox_problem: Optional[str] = None
+    try:
+        jail = Jail.create(settings_from_env())
+        judge = Judge(jail, args.device)
+        sandbox_info = judge.describe()
+    except SandboxError as exc:
+        sandbox_problem = str(exc)
+        sandbox_info = {"mode": "unavailable", "detail": sandbox_problem}
+    ready = worker_env.ready_event(env)
+    ready["sandbox"] = sandbox_info
+    writer.send(ready)
+
+    def judged(run: Callable[[Dict[str, Any], Judge], Dict[str, Any]]) -> Callable[[Dict[str, Any]], Dict[str, Any]]:
+        def handler(req: Dict[str, Any]) -> Dict[str, Any]:
+            if judge is None:
+                raise HarnessError(SANDBOX_ERROR, sandbox_problem or "no sandbox")
+            return run(req, judge)
+        return handler
 
     registry = Registry()
     handlers: Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]] = {
         "ping": lambda req: {"ok": True},
         "probe": lambda req: run_probe(req, registry, env),
-        "verify": lambda req: run_verify(req, registry, env,
-                                         progress=lambda info: writer.send(
-                                             {"event": "progress", "id": req.get("id"), **info})),
-        "profile": lambda req: run_profile(req, registry, env),
+        "verify": judged(lambda req, j: run_verify(req, registry, env, j,
+                                                   progress=lambda info: writer.send(
+                                                       {"event": "progress", "id": req.get("id"), **info}))),
+        "profile": judged(lambda req, j: run_profile(req, registry, env, j)),
         "design_check": lambda req: run_design_check(req, registry, env),
         "env": lambda req: envinfo.run_env(req, env),
     }
 
-    stdin = sys.stdin.buffer
+    try:
+        return serve(sys.stdin.buffer, writer, handlers, judge)
+    finally:
+        if judge is not None:
+            judge.close()
+
+
+def serve(stdin: Any, writer: Any, handlers: Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]],
+          judge: Any) -> int:
+    import torch
+
+    from akg_harness.protocol import (RUNTIME_ERROR, HarnessError, error_answer, parse_request,
+                                      request_id)
+    from akg_harness.verify import VerifyFailure
+
     while True:
         line = stdin.readline()
         if not line:
@@ -124,6 +160,8 @@ def main(argv: Optional[list] = None) -> int:
             sys.stdout = sys.stderr  # user code may have replaced it
             if op in handlers and op != "ping":
                 gc.collect()  # free the request's tensors and models before the next one
+            if judge is not None and op in ("verify", "profile"):
+                judge.warm_spare()  # starts while the engine builds the next candidate
 
 
 if __name__ == "__main__":

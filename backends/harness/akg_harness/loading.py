@@ -1,9 +1,10 @@
 """Loading references and kernels as fresh modules, cached by file identity.
 
-A module is imported under a unique name with its directory on ``sys.path`` while it loads,
+A reference is imported under a unique name with its directory on ``sys.path`` while it loads,
 and kept in the worker's registry keyed by (path, mtime, size) so repeated requests on an
-unchanged file do not import it again. For kernels the key also covers the files next to the
-kernel (its shared libraries and helper modules), so a rebuilt library gives a fresh module.
+unchanged file do not import it again. Candidate kernels are never imported here: they run in
+their own sandboxed child (candidate.py, child.py); ``file_key``/``sibling_key`` give a
+candidate's identity (its file and the files next to it: a rebuilt library is another candidate).
 """
 
 from __future__ import annotations
@@ -39,19 +40,12 @@ class Reference:
     get_inputs_dyn_list: Optional[Callable[[], Any]]
 
 
-@dataclass
-class Kernel:
-    path: str
-    module: ModuleType
-    model_class: type
-
-
-def _file_key(path: str) -> Tuple[str, int, int]:
+def file_key(path: str) -> Tuple[str, int, int]:
     st = os.stat(path)
     return (path, st.st_mtime_ns, st.st_size)
 
 
-def _sibling_key(path: str) -> Tuple[Tuple[str, int, int], ...]:
+def sibling_key(path: str) -> Tuple[Tuple[str, int, int], ...]:
     directory = os.path.dirname(path)
     keys: List[Tuple[str, int, int]] = []
     try:
@@ -101,7 +95,7 @@ def traceback_tail(exc: BaseException, lines: int = TRACEBACK_TAIL_LINES) -> str
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def _require_file(path: Any, role: str, where: str, error_class: str) -> str:
+def require_file(path: Any, role: str, where: str, error_class: str) -> str:
     if not isinstance(path, str) or not path:
         raise HarnessError(RUNTIME_ERROR, f"request has no {role} path")
     if not os.path.isabs(path):
@@ -160,8 +154,8 @@ class Registry:
         return module
 
     def load_reference(self, path: Any) -> Reference:
-        path = _require_file(path, "reference", "reference", RUNTIME_ERROR)
-        key = ("reference",) + _file_key(path)
+        path = require_file(path, "reference", "reference", RUNTIME_ERROR)
+        key = ("reference",) + file_key(path)
         try:
             module = self._cached(key, lambda: self._import(path, "ref", sys_path_first=False))
         except HarnessError:
@@ -170,21 +164,6 @@ class Registry:
             detail, line = describe_exception(f"importing {os.path.basename(path)}", exc, path)
             raise HarnessError(RUNTIME_ERROR, detail, where="reference", line=line) from None
         return check_reference(module, path)
-
-    def load_kernel(self, path: Any) -> Kernel:
-        path = _require_file(path, "kernel", "kernel", BUILD_ERROR)
-        key = ("kernel",) + _file_key(path) + (_sibling_key(path),)
-        try:
-            module = self._cached(key, lambda: self._import(path, "kernel", sys_path_first=True))
-        except BaseException as exc:  # noqa: BLE001
-            line = exception_site(exc, path)
-            detail = f"importing {os.path.basename(path)} failed: {type(exc).__name__}: {exc}\n{traceback_tail(exc)}"
-            raise HarnessError(BUILD_ERROR, detail, where="kernel", line=line, file=path) from None
-        model_class = getattr(module, "ModelNew", None)
-        if not (inspect.isclass(model_class) and issubclass(model_class, nn.Module)):
-            raise HarnessError(BUILD_ERROR, f"kernel {os.path.basename(path)} has no class ModelNew(nn.Module)",
-                               where="kernel", file=path)
-        return Kernel(path=path, module=module, model_class=model_class)
 
 
 def check_reference(module: ModuleType, path: str) -> Reference:

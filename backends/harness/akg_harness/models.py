@@ -1,4 +1,4 @@
-"""Building the reference Model and the kernel's ModelNew with identical weights, and calling them."""
+"""The reference Model (built here) against the candidate's ModelNew (built in its child), with identical weights."""
 
 from __future__ import annotations
 
@@ -9,20 +9,21 @@ from typing import Any, List, Optional
 import torch
 import torch.nn as nn
 
+from .candidate import CandidateProcess, Judge
 from .env import WorkerEnv
 from .inputs import as_list, flatten_outputs
-from .loading import Kernel, Reference, call_user
-from .protocol import FORBIDDEN, HarnessError
-from .sandbox import KernelGuard, find_reference_holding
+from .loading import Reference, call_user, file_key, require_file, sibling_key
+from .protocol import BUILD_ERROR
 
 
 @dataclass
-class ModelPair:
+class Contest:
+    """The reference model (in this process) against the candidate (in its sandboxed child)."""
     reference: Reference
-    kernel: Kernel
+    kernel_path: str
     ref_model: nn.Module
-    kernel_model: nn.Module
     init_inputs: List[Any]
+    child: CandidateProcess
     _ref64: Optional[nn.Module] = None
 
     def ref64(self) -> nn.Module:
@@ -40,40 +41,48 @@ def build_reference(ref: Reference, seed: int, device: torch.device) -> tuple:
     return model.to(device), init
 
 
-def build_pair(ref: Reference, kernel: Kernel, seed: int, env: WorkerEnv) -> ModelPair:
-    """Both models from the same seed; Model's state copied into ModelNew where names and shapes match."""
+def kernel_key(path: str) -> Any:
+    """Identity of a candidate: its file and the files next to it (a rebuilt library is another)."""
+    return (path,) + file_key(path)[1:] + (sibling_key(path),)
+
+
+def build_contest(ref: Reference, kernel_path: Any, seed: int, env: WorkerEnv, judge: Judge) -> Contest:
+    """The reference built from ``seed``; the candidate checked statically, then loaded in its child
+    (the same child as this candidate's last request when its files did not change) with
+    ModelNew(*init) built from the same seed and every state entry of Model whose name and shape
+    ModelNew has copied into it."""
+    path = require_file(kernel_path, "kernel", "kernel", BUILD_ERROR)
+    check_statically(path)
     ref_model, init = build_reference(ref, seed, env.device)
-    torch.manual_seed(seed)
-    kernel_model = call_user("ModelNew(*get_init_inputs())", "kernel", kernel.path, kernel.model_class, *init)
-    holding = find_reference_holding(kernel_model, ref.model_class, ref.path)
-    if holding is not None:
-        raise HarnessError(FORBIDDEN, holding, where="kernel")
-    kernel_model = kernel_model.to(env.device)
-    own = kernel_model.state_dict()
-    shared = {k: v for k, v in ref_model.state_dict().items() if k in own and own[k].shape == v.shape}
-    kernel_model.load_state_dict(shared, strict=False)
-    return ModelPair(ref, kernel, ref_model, kernel_model, init)
+    child = judge.child_for(kernel_key(path), path, [ref.path], init, ref_model.state_dict(), seed)
+    return Contest(ref, path, ref_model, init, child)
 
 
-def run_reference(pair_or_ref: Reference, model: nn.Module, args: List[Any], env: WorkerEnv) -> List[Any]:
-    out = call_user("Model.forward", "reference", pair_or_ref.path, model, *args)
-    if env.is_cuda:
-        call_user("Model.forward (CUDA sync)", "reference", pair_or_ref.path, torch.cuda.synchronize, env.device)
-    return flatten_outputs(out)
-
-
-def run_kernel_guarded(pair: ModelPair, args: List[Any], env: WorkerEnv) -> List[Any]:
-    """Calls ModelNew.forward under the guard; forbidden calls win over whatever the kernel did next."""
-    guard = KernelGuard(pair.reference.path)
+def check_statically(path: str) -> None:
+    """No library compute below Python: the glue and the native code (static_check.py)."""
     try:
-        with guard:
-            out = call_user("ModelNew.forward", "kernel", pair.kernel.path, pair.kernel_model, *args)
-        if env.is_cuda:
-            call_user("ModelNew.forward (CUDA sync)", "kernel", pair.kernel.path, torch.cuda.synchronize, env.device)
-    except HarnessError:
-        if guard.violation is not None:
-            raise HarnessError(FORBIDDEN, guard.violation, where="kernel") from None
-        raise
-    if guard.violation is not None:
-        raise HarnessError(FORBIDDEN, guard.violation, where="kernel")
+        from . import static_check
+    except ImportError:
+        return
+    static_check.raise_first(static_check.check_candidate(path))
+
+
+def run_reference(ref: Reference, model: nn.Module, args: List[Any], env: WorkerEnv) -> List[Any]:
+    out = call_user("Model.forward", "reference", ref.path, model, *args)
+    if env.is_cuda:
+        call_user("Model.forward (CUDA sync)", "reference", ref.path, torch.cuda.synchronize, env.device)
     return flatten_outputs(out)
+
+
+def output_bytes(outs: List[Any]) -> int:
+    return sum(t.numel() * t.element_size() for t in outs if isinstance(t, torch.Tensor))
+
+
+def run_kernel_checked(contest: Contest, args: List[Any], out_bytes: int, env: WorkerEnv,
+                       roll: Optional[List[int]] = None) -> List[Any]:
+    """One checked call of the candidate in its child: the outputs as they were when it returned."""
+    result = contest.child.call([args], check=[0], out_bytes=out_bytes, rolls=[roll] if roll else None)
+    outs = result.outs[0]
+    if env.device.type != "cpu":
+        outs = [t.to(env.device) if isinstance(t, torch.Tensor) else t for t in outs]
+    return outs

@@ -19,20 +19,38 @@ kernel's untouched and says why in ``compiled_error``.
 from __future__ import annotations
 
 import os
+import random
 import time
 import traceback
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
+from .candidate import BACKGROUND_WORK, Judge
+from .compare import compare_outputs, fp64_rule_passes
 from .env import WorkerEnv
-from .inputs import SEED_STRIDE, clone_args, draw_cases
+from .inputs import SEED_STRIDE, clone_args, draw_cases, to_double
 from .loading import Registry, call_user
-from .models import build_pair
-from .protocol import RUNTIME_ERROR, HarnessError
-from .verify import int_field
+from .models import Contest, build_contest, output_bytes, run_kernel_checked, run_reference
+from .protocol import NUMERICAL_MISMATCH, RUNTIME_ERROR, HarnessError
+from .verify import int_field, optional_float
 
 ROTATING_SETS = 4
+# The candidate is timed in batches of back-to-back calls worth about BATCH_MS of its time (at most
+# MAX_BATCH calls, BATCH_BYTES of inputs and outputs), at least MIN_BATCHES of them; MIN_SAMPLED
+# (or a fifth) of the batches have one call checked against the reference.
+BATCH_MS = 2.0
+MAX_BATCH = 64
+BATCH_BYTES = 256 << 20
+MIN_BATCHES = 5
+MIN_SAMPLED = 3
+# CPU time the child may spend outside its timed calls (argument handling, answers).
+BACKGROUND_BASE_NS = 50_000_000
+BACKGROUND_PER_CALL_NS = 500_000
+SUSPICIOUS_SPEEDUP = 10.0
+ROOFLINE_MIN_BYTES = 32 << 20
+ROOFLINE_MARGIN = 1.5
+REVERIFY_TRIALS = 2
 L2_FLUSH_BYTES = 256 << 20
 MAX_RUNS = 100_000
 
@@ -115,29 +133,143 @@ def compile_reference(model: Any, path: str, args: List[Any]) -> Tuple[Optional[
     return compiled, time.perf_counter() - start, None
 
 
-def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict[str, Any]:
+def _tensor_count(args: List[Any]) -> int:
+    count = 0
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            count += 1
+        elif isinstance(a, (list, tuple)):
+            count += _tensor_count(list(a))
+    return count
+
+
+def _rolled(args: List[Any], roll: List[int]) -> List[Any]:
+    """``args`` with tensor i's elements rolled by ``roll[i]`` (what the child receives)."""
+    it = iter(roll)
+
+    def one(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            k = next(it)
+            if k and value.numel() > 1:
+                return torch.roll(value.contiguous().reshape(-1), -k).reshape(value.shape)
+            return value.clone()
+        if isinstance(value, list):
+            return [one(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(one(v) for v in value)
+        return value
+
+    return [one(a) for a in args]
+
+
+def _bytes_of(args: List[Any]) -> int:
+    total = 0
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            total += a.numel() * a.element_size()
+        elif isinstance(a, (list, tuple)):
+            total += _bytes_of(list(a))
+    return total
+
+
+class KernelTimer:
+    """Times the candidate in its child, in batches of ``k`` back-to-back calls on fresh inputs.
+
+    Every call gets an input set no call has had before: one of the drawn sets with each tensor's
+    elements rolled by a random offset. A random sample of the calls (and every one of the first
+    ``pre`` verification-style calls, whose number is itself random) is checked against the
+    reference on the very inputs the child got; a timed call is indistinguishable from a checked
+    one until after it returned.
+    """
+
+    def __init__(self, contest: Contest, bases: List[List[Any]], env: WorkerEnv, atol: Optional[float],
+                 rtol: Optional[float]) -> None:
+        self.contest = contest
+        self.child = contest.child
+        self.bases = bases
+        self.env = env
+        self.atol, self.rtol = atol, rtol
+        self.rng = random.SystemRandom()
+        self.checked = 0
+        self.calls = 0
+        self.cpu_inside = 0
+        self.cpu_measured = True
+        self.in_bytes = _bytes_of(bases[0])
+        first = run_reference(contest.reference, contest.ref_model, clone_args(bases[0], env.device), env)
+        self.out_bytes = output_bytes(first)
+
+    def _variant(self) -> Tuple[List[Any], List[int]]:
+        base = self.bases[self.rng.randrange(len(self.bases))]
+        roll = [self.rng.randrange(1 << 30) for _ in range(_tensor_count(base))]
+        return base, roll
+
+    def _check(self, base: List[Any], roll: List[int], out: List[Any], call: int) -> None:
+        inputs = _rolled(base, roll)
+        ref_out = run_reference(self.contest.reference, self.contest.ref_model, clone_args(inputs, self.env.device),
+                                self.env)
+        if self.env.device.type != "cpu":
+            out = [t.to(self.env.device) if isinstance(t, torch.Tensor) else t for t in out]
+        where = f"timed call {call} (fresh inputs)"
+        result = compare_outputs(ref_out, out, self.atol, self.rtol, where)
+        if result.ok:
+            return
+        if result.error_class == NUMERICAL_MISMATCH and result.tolerance_failures and not result.hard_failure:
+            try:
+                ref64 = run_reference(self.contest.reference, self.contest.ref64(),
+                                      to_double(clone_args(inputs, self.env.device)), self.env)
+            except HarnessError:
+                ref64 = []
+            if fp64_rule_passes(ref_out, ref64, out, self.atol, self.rtol, result.tolerance_failures):
+                return
+        raise HarnessError(result.error_class or NUMERICAL_MISMATCH,
+                           f"{result.detail or 'outputs differ'}: the kernel passed verification but computes "
+                           "something else while it is being timed", where="kernel")
+
+    def batch(self, k: int, check: Optional[List[int]] = None) -> float:
+        """Runs ``k`` calls as one batch; returns milliseconds per call (the child's call
+        overhead, measured before the candidate was loaded, taken off once)."""
+        variants = [self._variant() for _ in range(k)]
+        check = check or []
+        result = self.child.call([v[0] for v in variants], check=check, out_bytes=self.out_bytes,
+                                 rolls=[v[1] for v in variants])
+        for b in check:
+            self._check(variants[b][0], variants[b][1], result.outs[b], self.calls + b)
+            self.checked += 1
+        self.calls += k
+        if result.cpu_ns is None:
+            self.cpu_measured = False
+        else:
+            self.cpu_inside += result.cpu_ns
+        return max(result.wall_ns - self.child.delta_ns, 0) / k / 1e6
+
+
+def _pick_batch(est_ms: float, in_bytes: int, out_bytes: int) -> int:
+    """Calls per batch: enough for BATCH_MS of work, within BATCH_BYTES of inputs and outputs."""
+    k = int(BATCH_MS / max(est_ms, 1e-4)) + 1
+    per_call = max(in_bytes + 2 * out_bytes, 1)
+    k = min(k, MAX_BATCH, max(1, BATCH_BYTES // per_call))
+    return max(k, 1)
+
+
+def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: Judge) -> Dict[str, Any]:
     ref = registry.load_reference(req.get("reference"))
-    kernel = registry.load_kernel(req.get("kernel"))
     warmup = int_field(req, "warmup", 5, 0, MAX_RUNS)
     runs = int_field(req, "runs", 50, 1, MAX_RUNS)
     seed = int_field(req, "seed", 0, 0, 2**62)
+    atol, rtol = optional_float(req, "atol"), optional_float(req, "rtol")
     compiled_wanted = req.get("compiled", False)
     if not isinstance(compiled_wanted, bool):
         raise HarnessError(RUNTIME_ERROR, "\"compiled\" must be true or false")
-    pair = build_pair(ref, kernel, seed, env)
+    pair = build_contest(ref, req.get("kernel"), seed, env, judge)
     ref_sets: List[List[Any]] = []
-    kernel_sets: List[List[Any]] = []
+    bases: List[List[Any]] = []
     for r in range(ROTATING_SETS):
         args = draw_cases(ref, seed + SEED_STRIDE * r, include_dyn=False)[0].args
         ref_sets.append(clone_args(args, env.device))
-        kernel_sets.append(clone_args(args, env.device))
+        bases.append(clone_args(args, torch.device("cpu")))
 
     def ref_call(i: int) -> Callable[[], Any]:
         return lambda: call_user("Model.forward", "reference", ref.path, pair.ref_model, *ref_sets[i % ROTATING_SETS])
-
-    def kernel_call(i: int) -> Callable[[], Any]:
-        return lambda: call_user("ModelNew.forward", "kernel", kernel.path, pair.kernel_model,
-                                 *kernel_sets[i % ROTATING_SETS])
 
     compiled: Optional[Any] = None
     compiled_sets: List[List[Any]] = []
@@ -150,15 +282,26 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict
         return lambda: call_user("torch.compile(Model).forward", "reference", ref.path, compiled,
                                  *compiled_sets[i % ROTATING_SETS])
 
+    judge.settle()  # a spare child still starting would share the cores with the timed calls
+    kt = KernelTimer(pair, bases, env, atol, rtol)
+    cpu_start = pair.child.cgroup.cpu_ns()
+    # verification-style calls first, as many as chance says: a kernel cannot count its way to
+    # the timed calls
+    pre = kt.rng.randint(1, 4)
+    est = min(kt.batch(1, check=[0]) for _ in range(pre))
+    k = _pick_batch(est, kt.in_bytes, kt.out_bytes)
     timer = Timer(env)
     for i in range(warmup):
         timer.time_ms(ref_call(i))
         if compiled is not None:
             timer.time_ms(compiled_call(i))
-        timer.time_ms(kernel_call(i))
+    for _ in range(max(1, (warmup + k - 1) // k)):
+        kt.batch(k)
     ref_times: List[float] = []
     compiled_times: List[float] = []
     kernel_times: List[float] = []
+    batches = max(MIN_BATCHES, (runs + k - 1) // k)
+    sampled = set(kt.rng.sample(range(batches), min(batches, max(MIN_SAMPLED, batches // 5))))
 
     def block(call: Callable[[int], Callable[[], Any]], times: List[float]) -> None:
         timer.time_ms(call(0))  # settles the other side's aftermath; not counted
@@ -166,11 +309,17 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict
             if len(times) < runs:
                 times.append(timer.time_ms(call(i)))
 
-    while len(kernel_times) < runs:
-        block(ref_call, ref_times)
-        if compiled is not None:
-            block(compiled_call, compiled_times)
-        block(kernel_call, kernel_times)
+    n = 0
+    while len(kernel_times) < batches or len(ref_times) < runs:
+        if len(ref_times) < runs:
+            block(ref_call, ref_times)
+            if compiled is not None:
+                block(compiled_call, compiled_times)
+        if len(kernel_times) < batches:
+            check = [kt.rng.randrange(k)] if n in sampled else None
+            kernel_times.append(kt.batch(k, check))
+            n += 1
+    cpu_end = pair.child.cgroup.cpu_ns()
     answer: Dict[str, Any] = {"ok": True}
     answer.update(_summary("ref", ref_times))
     answer.update(_summary("kernel", kernel_times))
@@ -187,7 +336,65 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv) -> Dict
     answer["runs"] = runs
     answer["warmup"] = warmup
     answer["rotating_sets"] = ROTATING_SETS
+    answer["kernel_batch"] = k
+    answer["kernel_calls"] = kt.calls
+    answer["kernel_checked"] = kt.checked
+    answer["call_overhead_ms"] = pair.child.delta_ns / 1e6
+    if cpu_start is not None and cpu_end is not None and kt.cpu_measured:
+        outside = cpu_end - cpu_start - kt.cpu_inside
+        answer["kernel_cpu_outside_ms"] = outside / 1e6
+        allowance = BACKGROUND_BASE_NS + kt.calls * BACKGROUND_PER_CALL_NS
+        if outside > allowance and outside > kt.cpu_inside // 4:
+            raise HarnessError(BACKGROUND_WORK, f"the kernel's process used {outside / 1e6:.1f} ms of CPU time "
+                               f"outside its timed calls (allowed {allowance / 1e6:.1f} ms; inside "
+                               f"{kt.cpu_inside / 1e6:.1f} ms): work must happen between the call and its "
+                               "return, not before or after it", where="kernel")
+    flags = _flags(answer, kt, pair, ref, seed, env, atol, rtol)
+    if flags:
+        answer["flags"] = flags
     if ref.get_inputs_dyn_list is not None:
         answer["case"] = "get_inputs"
     answer["env"] = env.summary()
     return answer
+
+
+def _flags(answer: Dict[str, Any], kt: KernelTimer, pair: Contest, ref: Any, seed: int, env: WorkerEnv,
+           atol: Optional[float], rtol: Optional[float]) -> List[str]:
+    """Speedups too good to take on trust: over SUSPICIOUS_SPEEDUP, or faster than the memory
+    system can move the inputs and outputs. Each is verified again on new draws (every case, so
+    other shapes where get_inputs_dyn_list gives them) before it is reported, flagged."""
+    flags: List[str] = []
+    speedup = answer.get("speedup") or 0.0
+    if speedup > SUSPICIOUS_SPEEDUP:
+        flags.append("speedup_over_10x")
+    traffic = kt.in_bytes + kt.out_bytes
+    bandwidth = memory_bandwidth() if env.device.type == "cpu" and traffic >= ROOFLINE_MIN_BYTES else None
+    if bandwidth and answer["kernel_ms"] > 0 and traffic / (answer["kernel_ms"] / 1e3) > ROOFLINE_MARGIN * bandwidth:
+        flags.append("beyond_roofline")
+    if flags:
+        for t in range(REVERIFY_TRIALS):
+            for case in draw_cases(ref, seed + 7919 * (t + 1) + kt.rng.randrange(1 << 20)):
+                ref_out = run_reference(ref, pair.ref_model, clone_args(case.args, env.device), env)
+                out = run_kernel_checked(pair, case.args, output_bytes(ref_out), env)
+                result = compare_outputs(ref_out, out, atol, rtol, f"re-verification of a {speedup:.1f}x speedup")
+                if not result.ok:
+                    raise HarnessError(result.error_class or NUMERICAL_MISMATCH,
+                                       result.detail or "outputs differ", where="kernel")
+    return flags
+
+
+_BANDWIDTH: List[float] = []
+
+
+def memory_bandwidth() -> float:
+    """Bytes per second a large copy moves on this machine (read + write), measured once."""
+    if not _BANDWIDTH:
+        src = torch.empty(64 << 18, dtype=torch.float32).fill_(1.0)
+        dst = torch.empty_like(src)
+        best = float("inf")
+        for _ in range(5):
+            t = time.perf_counter()
+            dst.copy_(src)
+            best = min(best, time.perf_counter() - t)
+        _BANDWIDTH.append(2 * src.numel() * 4 / best)
+    return _BANDWIDTH[0]

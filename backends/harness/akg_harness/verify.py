@@ -8,11 +8,12 @@ from typing import Callable, Any, Dict, List, Optional
 import torch
 
 from .compare import compare_outputs, fp64_rule_passes, tolerance_for
+from .candidate import Judge
 from .env import WorkerEnv
 from .inputs import (SEED_STRIDE, Case, clone_args, count_nonfinite, draw_cases, dtype_name,
-                     find_modified_input, heavy_tailed_like, to_double)
+                     heavy_tailed_like, to_double)
 from .loading import Registry
-from .models import ModelPair, build_pair, run_kernel_guarded, run_reference
+from .models import Contest, build_contest, output_bytes, run_kernel_checked, run_reference
 from .protocol import NUMERICAL_MISMATCH, RUNTIME_ERROR, HarnessError
 
 MAX_TRIALS = 1000
@@ -81,7 +82,7 @@ class VerifyFailure(Exception):
         return out
 
 
-def _reference_outputs(pair: ModelPair, case: Case, trial: int, env: WorkerEnv) -> tuple:
+def _reference_outputs(pair: Contest, case: Case, trial: int, env: WorkerEnv) -> tuple:
     """Chooses the inputs of a case (heavy-tailed from trial 1 on, when the reference allows) and
     returns (inputs on CPU, reference outputs)."""
     original = case.args
@@ -111,15 +112,16 @@ def case_seed_for_tail(trial: int, case_index: int) -> int:
     return 7_777_777 + trial * SEED_STRIDE + case_index
 
 
-def _run_case(pair: ModelPair, case: Case, trial: int, seed: int, atol: Optional[float],
+def _run_case(pair: Contest, case: Case, trial: int, seed: int, atol: Optional[float],
               rtol: Optional[float], env: WorkerEnv, tally: Tally) -> None:
     where = f"trial {trial} (seed {seed}), case {case.index}"
     args, ref_out = _reference_outputs(pair, case, trial, env)
-    kernel_args = clone_args(args, env.device)
-    out = run_kernel_guarded(pair, kernel_args, env)
-    modified = find_modified_input(args, kernel_args)
-    if modified is not None:
-        raise HarnessError(RUNTIME_ERROR, f"kernel modified input {modified} in place ({where})", where="kernel")
+    try:
+        out = run_kernel_checked(pair, args, output_bytes(ref_out), env)
+    except HarnessError as err:
+        if err.where == "kernel" and "in place" in err.detail:
+            err.detail = f"{err.detail} ({where})"
+        raise
     if tally.dtype is None:
         first = next((t for t in ref_out if isinstance(t, torch.Tensor)), None)
         if first is not None:
@@ -146,12 +148,11 @@ def _run_case(pair: ModelPair, case: Case, trial: int, seed: int, atol: Optional
     raise HarnessError(result.error_class or NUMERICAL_MISMATCH, result.detail or "outputs differ", where="kernel")
 
 
-def run_verify(req: Dict[str, Any], registry: Registry, env: WorkerEnv,
+def run_verify(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: Judge,
                progress: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
-    """Verifies req's kernel; after each trial passes, progress (if given)
-    receives {"op": "verify", "trial": k, "trials": n} (1-based k)."""
+    """Verifies req's kernel (run in its sandboxed child); after each trial passes, progress (if
+    given) receives {"op": "verify", "trial": k, "trials": n} (1-based k)."""
     ref = registry.load_reference(req.get("reference"))
-    kernel = registry.load_kernel(req.get("kernel"))
     trials = int_field(req, "trials", 5, 1, MAX_TRIALS)
     seed = int_field(req, "seed", 0, 0, 2**62)
     atol, rtol = optional_float(req, "atol"), optional_float(req, "rtol")
@@ -159,7 +160,7 @@ def run_verify(req: Dict[str, Any], registry: Registry, env: WorkerEnv,
     trial: Optional[int] = None
     case_index: Optional[int] = None
     try:
-        pair = build_pair(ref, kernel, seed, env)
+        pair = build_contest(ref, req.get("kernel"), seed, env, judge)
         for trial in range(trials):
             trial_seed = seed + SEED_STRIDE * trial
             tally.seeds.append(trial_seed)

@@ -1,0 +1,681 @@
+"""The judge's handle on a candidate's child process (README.md, "Judge and child").
+
+The worker is the judge: it draws inputs, runs the reference, compares and answers. A candidate's
+code runs only in a child started here, inside the sandbox of ``jail.py``, and never in the worker.
+A child serves one candidate: the verify and the profile of that same kernel files, nothing else;
+any other kernel gets another child. To keep start-up off the critical path the judge keeps one
+spare child warm (torch imported, calibrated, no candidate loaded) and starts the next spare after
+each answer, while the engine builds the next candidate.
+
+What crosses the boundary:
+
+* judge -> child: a JSON line per command (map, load, call, exit), with a pickle after it for the
+  init arguments, the reference's weights and the call's argument structure; tensors go through the
+  input region (a memfd both map), written by the judge before every call;
+* child -> judge: JSON lines only, read with a deadline and a size limit. The judge believes no
+  number the child reports: it reads outputs from the output region itself when the child says
+  "done", times each call from its own "go" to that line, and reads the child's CPU time from the
+  cgroup. Tensors it builds are plain ``torch.Tensor`` objects over bytes it copied.
+
+A call's failures become HarnessErrors with the classes of the README: ``timeout`` (the judge's
+per-call deadline), ``crash`` (the child died by a signal), ``resource_limit`` (memory, processes,
+CPU time or file size), ``late_write`` (an output changed after "done"), ``runtime_error`` (the
+kernel raised, or modified an input), ``build_error`` (import), ``sandbox_error`` (the sandbox
+could not start: not the candidate's fault).
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import pickle
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+
+from .child import TENSOR_MARK
+from .jail import SANDBOX_ERROR, Cgroup, Jail, _own_cgroup_paths
+from .protocol import BUILD_ERROR, RUNTIME_ERROR, HarnessError
+
+TIMEOUT = "timeout"
+CRASH = "crash"
+RESOURCE_LIMIT = "resource_limit"
+LATE_WRITE = "late_write"
+BACKGROUND_WORK = "background_work"
+
+ALIGN = 64
+MAX_ANSWER_LINE = 1 << 20
+START_TIMEOUT_S = 180.0
+CALIBRATION_CALLS = 24
+STAGE_MAX_BYTES = 512 << 20
+SANDBOX_KERNEL_DIR = "/akg/kernel"
+_HARNESS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_counter = 0
+
+_SIGNAL_TEXT = {
+    signal.SIGSEGV: "SIGSEGV (invalid memory access)", signal.SIGBUS: "SIGBUS (bad memory access)",
+    signal.SIGABRT: "SIGABRT (abort)", signal.SIGILL: "SIGILL (illegal instruction)",
+    signal.SIGFPE: "SIGFPE (arithmetic fault)", signal.SIGKILL: "SIGKILL",
+    signal.SIGXCPU: "SIGXCPU (CPU time limit)", signal.SIGXFSZ: "SIGXFSZ (file size limit)",
+}
+
+
+def _dtype_from_name(name: Any) -> Optional[torch.dtype]:
+    if not isinstance(name, str) or not name.isidentifier():
+        return None
+    value = getattr(torch, name, None)
+    return value if isinstance(value, torch.dtype) else None
+
+
+def _collect(value: Any, into: List[torch.Tensor]) -> None:
+    if isinstance(value, torch.Tensor):
+        into.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _collect(v, into)
+
+
+def _mark(value: Any, it: Any) -> Any:
+    """``value`` with every tensor replaced by (TENSOR_MARK, offset, dtype, shape, device)."""
+    if isinstance(value, torch.Tensor):
+        t, off = next(it)
+        return (TENSOR_MARK, off, t.dtype, tuple(t.shape), t.device.type)
+    if isinstance(value, list):
+        return [_mark(v, it) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_mark(v, it) for v in value)
+    return value
+
+
+@dataclass
+class CallResult:
+    outs: Dict[int, List[Any]]  # per checked set: the outputs as read at "done"
+    wall_ns: int               # judge-measured, "go" to "done"
+    cpu_ns: Optional[int]      # child CPU time inside the call (cgroup), None when not measured
+
+
+class CandidateProcess:
+    """One sandboxed child (see the module docstring)."""
+
+    def __init__(self, jail: Jail, device: str) -> None:
+        global _counter
+        _counter += 1
+        self.jail = jail
+        self.settings = jail.settings
+        self.device = device
+        self.key: Any = None
+        self.loaded = False
+        self.used = False
+        self.dead_reason: Optional[HarnessError] = None
+        self.kernel_real = ""
+        self.delta_ns = 0
+        self.stage = tempfile.mkdtemp(prefix="akg-kernel-")
+        os.chmod(self.stage, 0o755)
+        self.in_fd = os.memfd_create("akg-inputs", 0)
+        self.out_fd = os.memfd_create("akg-outputs", 0)
+        self.in_size = self.out_size = 0
+        self.in_mm: Optional[mmap.mmap] = None
+        self.out_mm: Optional[mmap.mmap] = None
+        self.in_u8: Optional[torch.Tensor] = None
+        self.cgroup = Cgroup(f"akg-{os.getpid()}-{_counter}", int(self.settings["memory_mb"]) << 20,
+                             int(self.settings["processes"]))
+        self.cpu_outside_ns = 0
+        self._buf = b""
+        self._ready = False
+        self.proc: Optional[subprocess.Popen] = None
+        try:
+            self._spawn()
+        except BaseException:
+            self.close()
+            raise
+
+    # ---------- start ----------
+
+    def _rlimits(self) -> Dict[str, int]:
+        s = self.settings
+        limits = {"c": 0, "t": int(s["cpu_seconds"]), "f": int(s["file_size_mb"]) * 1024}
+        if not self.cgroup.limits_memory:
+            limits["v"] = (int(s["memory_mb"]) + 8192) * 1024  # the address space: torch maps a lot
+        if not self.cgroup.limits_processes and os.getuid() != 0:
+            limits["u"] = _user_tasks() + int(s["processes"])
+        return limits
+
+    def _spawn(self) -> None:
+        kernel_dir = SANDBOX_KERNEL_DIR if self.jail.mode == "bwrap" else self.stage
+        self.kernel_dir = kernel_dir
+        argv = [sys.executable, "-u",
+                os.path.join(_HARNESS_DIR, "child_main.py"), "--in-fd", str(self.in_fd),
+                "--out-fd", str(self.out_fd), "--device", self.device]
+        env = self.jail.child_env({})
+        cmd = self.jail.command(argv, env, self.stage, _HARNESS_DIR, [], self._rlimits(), self.cgroup)
+        if self.jail.mode == "bwrap":
+            # the staged kernel folder appears read-only at a fixed path inside the sandbox
+            at = cmd.index("--chdir")
+            cmd[at:at] = ["--ro-bind", self.stage, SANDBOX_KERNEL_DIR]
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
+                                         pass_fds=(self.in_fd, self.out_fd), env=env,
+                                         start_new_session=True, close_fds=True)
+        except OSError as exc:
+            raise HarnessError(SANDBOX_ERROR, f"cannot start the candidate's sandbox: {exc}") from None
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.wfd = self.proc.stdin.fileno()
+        self.rfd = self.proc.stdout.fileno()
+        os.set_blocking(self.wfd, False)
+
+    def wait_ready(self) -> None:
+        """Waits for the child's start (torch imported) and measures the call overhead."""
+        if self._ready:
+            return
+        try:
+            msg = self._recv(time.monotonic() + START_TIMEOUT_S, "starting")
+        except HarnessError as err:
+            raise HarnessError(SANDBOX_ERROR, f"the candidate's sandboxed process did not start: {err.detail}") from None
+        if msg.get("event") != "ready":
+            raise HarnessError(SANDBOX_ERROR, f"the candidate's process started wrongly: {str(msg)[:300]}")
+        self._ready = True
+        self._ensure(64, 64)
+        probe = [[torch.zeros(1)]]
+        walls = []
+        for _ in range(CALIBRATION_CALLS):
+            walls.append(self.call(probe, null=True, what="calibration").wall_ns)
+        walls.sort()
+        self.delta_ns = walls[len(walls) // 2]
+
+    # ---------- wire ----------
+
+    def _deadline(self) -> float:
+        return time.monotonic() + float(self.settings["call_timeout_s"])
+
+    def _send(self, obj: Dict[str, Any], blob: bytes = b"", deadline: Optional[float] = None) -> None:
+        if blob:
+            obj = dict(obj, blob=len(blob))
+        data = memoryview(json.dumps(obj).encode() + b"\n" + blob)
+        deadline = deadline or self._deadline()
+        while data:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._fail_timeout("accepting its input")
+            _, writable, _ = select.select([], [self.wfd], [], left)
+            if not writable:
+                continue
+            try:
+                n = os.write(self.wfd, data)
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, OSError):
+                self._died("receiving its input")
+            data = data[n:]
+
+    def _recv(self, deadline: float, doing: str) -> Dict[str, Any]:
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._fail_timeout(doing)
+            readable, _, _ = select.select([self.rfd], [], [], left)
+            if not readable:
+                continue
+            chunk = os.read(self.rfd, 1 << 16)
+            if not chunk:
+                self._died(doing)
+            self._buf += chunk
+            if len(self._buf) > MAX_ANSWER_LINE:
+                self.kill()
+                raise HarnessError(RUNTIME_ERROR, "the kernel's process wrote an answer line longer than "
+                                   f"{MAX_ANSWER_LINE} bytes: it does not follow the child protocol",
+                                   where="kernel")
+        line, self._buf = self._buf.split(b"\n", 1)
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            self.kill()
+            raise HarnessError(RUNTIME_ERROR, "the kernel's process wrote something that is not an answer "
+                               f"line: {line[:120]!r}", where="kernel") from None
+        if not isinstance(msg, dict):
+            self.kill()
+            raise HarnessError(RUNTIME_ERROR, "the kernel's process wrote a malformed answer", where="kernel")
+        return msg
+
+    def _fail_timeout(self, doing: str) -> None:
+        self.kill()
+        limit = self.settings["call_timeout_s"] if self._ready else START_TIMEOUT_S
+        raise HarnessError(TIMEOUT, f"the kernel did not finish {doing} within {limit:g} s "
+                           "(the judge's per-call limit, call_timeout_s); the process was killed",
+                           where="kernel")
+
+    def _died(self, doing: str) -> None:
+        assert self.proc is not None
+        try:
+            rc = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            rc = self.proc.returncode
+        events = self.cgroup.events()
+        self.kill()
+        sig = -rc if rc is not None and rc < 0 else (rc - 128 if rc is not None and rc > 128 else 0)
+        s = self.settings
+        if events.get("oom_kill") or (sig == signal.SIGKILL and events.get("memory_failcnt")):
+            raise HarnessError(RESOURCE_LIMIT, f"the kernel's process exceeded the memory limit of "
+                               f"{s['memory_mb']} MB while {doing} and was killed (sandbox memory_mb)",
+                               where="kernel")
+        if sig == signal.SIGXCPU:
+            raise HarnessError(RESOURCE_LIMIT, f"the kernel's process used more than {s['cpu_seconds']} s of "
+                               f"CPU time while {doing} (sandbox cpu_seconds)", where="kernel")
+        if sig == signal.SIGXFSZ:
+            raise HarnessError(RESOURCE_LIMIT, f"the kernel's process wrote a file larger than "
+                               f"{s['file_size_mb']} MB while {doing} (sandbox file_size_mb)", where="kernel")
+        if events.get("pids_max"):
+            raise HarnessError(RESOURCE_LIMIT, f"the kernel's process tried to run more than {s['processes']} "
+                               f"processes or threads while {doing} and died (sandbox processes)", where="kernel")
+        if sig:
+            name = _SIGNAL_TEXT.get(sig, f"signal {sig}")
+            raise HarnessError(CRASH, f"the kernel's process died with {name} while {doing}", where="kernel")
+        if rc in (97, 98) and not self._ready:
+            raise HarnessError(SANDBOX_ERROR, "the sandbox could not join its cgroup or set its limits "
+                               f"(exit status {rc})")
+        raise HarnessError(CRASH, f"the kernel's process exited (status {rc}) while {doing}", where="kernel")
+
+    # ---------- regions ----------
+
+    def _ensure(self, in_bytes: int, out_bytes: int) -> None:
+        grow_in = in_bytes > self.in_size
+        grow_out = out_bytes > self.out_size
+        if not grow_in and not grow_out:
+            return
+        if grow_in:
+            self.in_size = max(in_bytes, 2 * self.in_size, 1 << 20)
+            os.ftruncate(self.in_fd, self.in_size)
+            self.in_u8 = None
+            self.in_mm = mmap.mmap(self.in_fd, self.in_size)
+            self.in_u8 = torch.frombuffer(self.in_mm, dtype=torch.uint8)
+        if grow_out:
+            self.out_size = max(out_bytes, 2 * self.out_size, 1 << 20)
+            os.ftruncate(self.out_fd, self.out_size)
+            self.out_mm = mmap.mmap(self.out_fd, self.out_size)
+            # every byte 0xFF: NaN, -1, 255, True; an element the kernel never writes shows up
+            torch.frombuffer(self.out_mm, dtype=torch.uint8).fill_(255)
+        self._send({"op": "map", "in": self.in_size, "out": self.out_size})
+        msg = self._recv(self._deadline(), "mapping its regions")
+        if not msg.get("ok"):
+            raise HarnessError(RUNTIME_ERROR, "the kernel's process could not map the shared regions",
+                               where="kernel")
+
+    # ---------- load ----------
+
+    def stage_kernel(self, kernel_path: str, hide: List[str]) -> str:
+        """Copies the kernel's folder (regular files only) into the staging folder; returns the
+        kernel's path as the child sees it."""
+        src = os.path.dirname(kernel_path)
+        hidden = {os.path.realpath(h) for h in hide}
+        total = 0
+        for root, dirs, files in os.walk(src):
+            depth = root[len(src):].count(os.sep)
+            if depth >= 3:
+                dirs[:] = []
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+            rel = os.path.relpath(root, src)
+            dest_dir = self.stage if rel == "." else os.path.join(self.stage, rel)
+            os.makedirs(dest_dir, exist_ok=True)
+            for name in files:
+                path = os.path.join(root, name)
+                if os.path.islink(path) or not os.path.isfile(path) or os.path.realpath(path) in hidden:
+                    continue
+                total += os.path.getsize(path)
+                if total > STAGE_MAX_BYTES:
+                    raise HarnessError(BUILD_ERROR, f"the kernel's folder {src} holds more than "
+                                       f"{STAGE_MAX_BYTES >> 20} MB; a candidate folder holds its own files only",
+                                       where="kernel")
+                shutil.copy2(path, os.path.join(dest_dir, name))
+                os.chmod(os.path.join(dest_dir, name), 0o755 if name.endswith(".so") else 0o644)
+        return os.path.join(self.kernel_dir, os.path.basename(kernel_path))
+
+    def load(self, kernel_path: str, hide: List[str], init: List[Any], state: Dict[str, torch.Tensor],
+             seed: int) -> None:
+        self.wait_ready()
+        self.kernel_real = kernel_path
+        inner = self.stage_kernel(kernel_path, hide)
+        self.inner_kernel = inner
+        blob = pickle.dumps({"init": init, "state": {k: v.detach().cpu() for k, v in state.items()}},
+                            protocol=pickle.HIGHEST_PROTOCOL)
+        self.used = True
+        self._send({"op": "load", "kernel": inner, "seed": seed}, blob)
+        msg = self._recv(self._deadline(), "loading")
+        if not msg.get("ok"):
+            raise self._kernel_error(msg, BUILD_ERROR)
+        self.loaded = True
+
+    def _kernel_error(self, msg: Dict[str, Any], default: str) -> HarnessError:
+        cls = msg.get("class") if msg.get("class") in (BUILD_ERROR, RUNTIME_ERROR) else default
+        detail = str(msg.get("detail") or "the kernel failed")[:3900]
+        detail = detail.replace(self.kernel_dir + "/", os.path.dirname(self.kernel_real) + "/")
+        line = msg.get("line") if isinstance(msg.get("line"), int) and not isinstance(msg.get("line"), bool) else None
+        return HarnessError(cls, detail, where="kernel", line=line,
+                            file=self.kernel_real if line is not None else None)
+
+    # ---------- calls ----------
+
+    def write_inputs(self, batch: List[List[Any]], rolls: Optional[List[Optional[List[int]]]] = None
+                     ) -> Tuple[List[Any], List[List[torch.Tensor]]]:
+        """Puts the tensors of every argument set of ``batch`` into the input region (tensor i of
+        set b rolled by ``rolls[b][i]`` elements when given); returns the structures the child
+        rebuilds and, per set, the tensors as written."""
+        sets: List[List[torch.Tensor]] = []
+        offsets: List[List[int]] = []
+        top = 0
+        for args in batch:
+            tensors: List[torch.Tensor] = []
+            _collect(args, tensors)
+            sets.append(tensors)
+            offs = []
+            for t in tensors:
+                top = (top + ALIGN - 1) // ALIGN * ALIGN
+                offs.append(top)
+                top += t.numel() * t.element_size()
+            offsets.append(offs)
+        self._ensure(max(top, 64), self.out_size)
+        assert self.in_u8 is not None
+        written: List[List[torch.Tensor]] = []
+        structures: List[Any] = []
+        for b, (args, tensors, offs) in enumerate(zip(batch, sets, offsets)):
+            roll = rolls[b] if rolls is not None and b < len(rolls) else None
+            done: List[torch.Tensor] = []
+            for i, (t, off) in enumerate(zip(tensors, offs)):
+                nbytes = t.numel() * t.element_size()
+                dest = self.in_u8[off:off + nbytes].view(t.dtype).view(t.shape)
+                src = t.detach()
+                shift = roll[i] if roll is not None and i < len(roll) else 0
+                if shift and t.numel() > 1:
+                    flat_src = src.contiguous().reshape(-1)
+                    flat_dest = dest.reshape(-1)
+                    k = shift % t.numel()
+                    flat_dest[: t.numel() - k].copy_(flat_src[k:])
+                    flat_dest[t.numel() - k:].copy_(flat_src[:k])
+                else:
+                    dest.copy_(src)
+                done.append(dest)
+            written.append(done)
+            it = iter(zip(tensors, offs))
+            structures.append([_mark(a, it) for a in args])
+        return structures, written
+
+    def call(self, batch: List[List[Any]], check: Optional[List[int]] = None, out_bytes: int = 0,
+             null: bool = False, what: str = "ModelNew.forward",
+             rolls: Optional[List[Optional[List[int]]]] = None, delay_s: float = 0.005) -> CallResult:
+        """One batch of calls of the candidate, back to back, timed by the judge from "go" to
+        "done". For the sets listed in ``check`` the outputs are copied out at "done", read again
+        after ``delay_s`` (late writers), and the inputs must be as written."""
+        if self.dead_reason is not None:
+            raise self.dead_reason
+        try:
+            return self._call(batch, check or [], out_bytes, null, what, rolls, delay_s)
+        except HarnessError as err:
+            if err.error_class in (TIMEOUT, CRASH, RESOURCE_LIMIT, SANDBOX_ERROR, LATE_WRITE):
+                self.dead_reason = err
+            raise
+
+    def _call(self, batch: List[List[Any]], check: List[int], out_bytes: int, null: bool, what: str,
+              rolls: Optional[List[Optional[List[int]]]], delay_s: float) -> CallResult:
+        self._ensure(self.in_size, max(self.out_size, 3 * out_bytes * len(batch) + (4 << 20)))
+        structures, written = self.write_inputs(batch, rolls)
+        expected = {b: [t.clone() for t in written[b]] for b in check}
+        self._send({"op": "call", "null": null}, pickle.dumps(structures, protocol=pickle.HIGHEST_PROTOCOL))
+        msg = self._recv(self._deadline(), f"preparing {what}")
+        if not msg.get("ready"):
+            raise self._kernel_error(msg, RUNTIME_ERROR)
+        deadline = time.monotonic() + float(self.settings["call_timeout_s"]) * len(batch)
+        cpu0 = self.cgroup.cpu_ns()
+        t0 = time.perf_counter_ns()
+        self._send({"go": 1}, deadline=deadline)
+        msg = self._recv(deadline, f"running {what}")
+        t1 = time.perf_counter_ns()
+        cpu1 = self.cgroup.cpu_ns()
+        if not msg.get("done"):
+            raise self._kernel_error(msg, RUNTIME_ERROR)
+        top = msg.get("top")
+        if not isinstance(top, int) or isinstance(top, bool) or not 0 <= top <= self.out_size:
+            raise HarnessError(RUNTIME_ERROR, "the kernel's process answered \"done\" without a valid "
+                               "output extent: it does not follow the child protocol", where="kernel")
+        assert self.out_mm is not None
+        at_done = bytes(self.out_mm[:top]) if check else b""  # the outputs as they were at "done"
+        msg = self._recv(self._deadline(), f"describing the outputs of {what}")
+        descs = msg.get("outs")
+        if not isinstance(descs, list) or len(descs) != len(batch):
+            raise HarnessError(RUNTIME_ERROR, "the kernel's process answered for another number of calls "
+                               "than it was given", where="kernel")
+        outs: Dict[int, List[Any]] = {}
+        for b in check:
+            outs[b] = self._snapshot(descs[b], at_done)
+        if check and delay_s > 0:
+            time.sleep(delay_s)
+        for b in check:
+            again = self._snapshot(descs[b], None)
+            for i, (x, y) in enumerate(zip(outs[b], again)):
+                if isinstance(x, torch.Tensor) and not _same_bytes(x, y):
+                    self.kill()
+                    raise HarnessError(LATE_WRITE, f"output {i} changed after ModelNew.forward returned: the "
+                                       "kernel kept writing it from another thread or process (all work must "
+                                       "be finished when forward returns)", where="kernel")
+            for i, (before, after) in enumerate(zip(expected[b], written[b])):
+                if not _same_bytes(before, after):
+                    raise HarnessError(RUNTIME_ERROR, f"kernel modified input {i} in place", where="kernel")
+        cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
+        return CallResult(outs=outs, wall_ns=t1 - t0, cpu_ns=cpu)
+
+    def _snapshot(self, descs: Any, source: Optional[bytes]) -> List[Any]:
+        """The outputs ``descs`` describes, read from ``source`` (the region's bytes at "done") or,
+        when None, from the region as it is now."""
+        if not isinstance(descs, list):
+            raise HarnessError(RUNTIME_ERROR, "the kernel's process sent no outputs", where="kernel")
+        assert self.out_mm is not None
+        outs: List[Any] = []
+        for i, d in enumerate(descs):
+            if not isinstance(d, dict):
+                raise HarnessError(RUNTIME_ERROR, f"output {i}: malformed description", where="kernel")
+            if d.get("t") == "value":
+                outs.append(d.get("v"))
+                continue
+            if d.get("t") != "tensor":
+                outs.append(_Unsupported(str(d.get("v", ""))[:200]))
+                continue
+            dtype = _dtype_from_name(d.get("dtype"))
+            shape = d.get("shape")
+            off = d.get("off")
+            if dtype is None or not isinstance(shape, list) or not all(
+                    isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape) or \
+                    not isinstance(off, int) or isinstance(off, bool):
+                raise HarnessError(RUNTIME_ERROR, f"output {i}: malformed tensor description", where="kernel")
+            numel = 1
+            for s in shape:
+                numel *= s
+            nbytes = numel * torch.empty((), dtype=dtype).element_size()
+            limit = self.out_size if source is None else len(source)
+            if off < 0 or off + nbytes > limit:
+                raise HarnessError(RUNTIME_ERROR, f"output {i} lies outside the output region the kernel "
+                                   "reported when it returned", where="kernel")
+            raw = bytearray(self.out_mm[off:off + nbytes] if source is None else source[off:off + nbytes])
+            t = torch.frombuffer(raw, dtype=dtype) if nbytes else torch.empty(0, dtype=dtype)
+            outs.append(t.reshape(shape))
+        return outs
+
+    # ---------- end ----------
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        self.cgroup.kill_all()
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None and self.dead_reason is None:
+            try:
+                self._send({"op": "exit"}, deadline=time.monotonic() + 0.5)
+            except HarnessError:
+                pass
+        self.kill()
+        for stream in (self.proc.stdin, self.proc.stdout) if self.proc is not None else ():
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        self.in_u8 = None
+        for mm in (self.in_mm, self.out_mm):
+            if mm is not None:
+                try:
+                    mm.close()
+                except (BufferError, ValueError):
+                    pass
+        for fd in (self.in_fd, self.out_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.in_fd = self.out_fd = -1
+        shutil.rmtree(self.stage, ignore_errors=True)
+
+
+class _Unsupported:
+    """An output the child could not describe (neither a tensor nor a plain value)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+
+def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.numel() == 0:
+        return True
+    return bool(torch.equal(a.reshape(-1).view(torch.uint8) if a.dtype != torch.bool else a.reshape(-1),
+                            b.reshape(-1).view(torch.uint8) if b.dtype != torch.bool else b.reshape(-1)))
+
+
+def sweep_stale_cgroups() -> None:
+    """Removes the empty cgroups of workers that died without cleaning up (``akg-<pid>-<n>``)."""
+    own = _own_cgroup_paths()
+    roots = []
+    for controller in ("memory", "pids", "cpuacct"):
+        if controller in own:
+            roots.append(os.path.join("/sys/fs/cgroup", controller) + own[controller])
+    if "" in own:
+        roots.append("/sys/fs/cgroup" + own[""])
+    for root in roots:
+        try:
+            names = os.listdir(root)
+        except OSError:
+            continue
+        for name in names:
+            parts = name.split("-")
+            if len(parts) != 3 or parts[0] != "akg" or not parts[1].isdigit():
+                continue
+            if os.path.exists(f"/proc/{parts[1]}"):
+                continue
+            try:
+                os.rmdir(os.path.join(root, name))
+            except OSError:
+                pass
+
+
+def _user_tasks() -> int:
+    uid = os.getuid()
+    count = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    count += len(os.listdir(f"/proc/{name}/task"))
+            except OSError:
+                continue
+    return count
+
+
+class Judge:
+    """The worker's children: the current candidate's and one warm spare."""
+
+    def __init__(self, jail: Jail, device: str) -> None:
+        self.jail = jail
+        self.device = device
+        self.current: Optional[CandidateProcess] = None
+        self.spare: Optional[CandidateProcess] = None
+        sweep_stale_cgroups()
+
+    def describe(self) -> Dict[str, Any]:
+        """What the sandbox restricts, for the ready event and the reports."""
+        probe = Cgroup(f"akg-{os.getpid()}-probe", 1 << 30, 8)
+        try:
+            return self.jail.describe(probe.version, {"memory": probe.limits_memory,
+                                                      "processes": probe.limits_processes})
+        finally:
+            probe.kill_all()
+
+    def _fresh(self) -> CandidateProcess:
+        child, self.spare = self.spare, None
+        if child is None:
+            child = CandidateProcess(self.jail, self.device)
+        try:
+            child.wait_ready()
+        except HarnessError:
+            child.close()
+            raise
+        return child
+
+    def child_for(self, key: Any, kernel_path: str, hide: List[str], init: List[Any],
+                  state: Dict[str, torch.Tensor], seed: int) -> CandidateProcess:
+        """The loaded child of this candidate (same kernel files), or a fresh one."""
+        cur = self.current
+        if cur is not None and cur.key == key and cur.loaded and cur.dead_reason is None:
+            return cur
+        self.drop_current()
+        child = self._fresh()
+        self.current = child
+        child.key = key
+        child.load(kernel_path, hide, init, state, seed)
+        return child
+
+    def drop_current(self) -> None:
+        if self.current is not None:
+            self.current.close()
+            self.current = None
+
+    def warm_spare(self) -> None:
+        """Starts a spare child if there is none (called after an answer is sent)."""
+        if self.spare is None:
+            try:
+                self.spare = CandidateProcess(self.jail, self.device)
+            except HarnessError:
+                self.spare = None
+
+    def settle(self) -> None:
+        """Lets a starting spare finish before anything is timed."""
+        if self.spare is not None:
+            try:
+                self.spare.wait_ready()
+            except HarnessError:
+                self.spare.close()
+                self.spare = None
+
+    def close(self) -> None:
+        self.drop_current()
+        if self.spare is not None:
+            self.spare.close()
+            self.spare = None
+
