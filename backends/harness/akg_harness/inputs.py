@@ -117,6 +117,7 @@ class Case:
     index: int
     args: List[Any]
     heavy_tailed: bool = False
+    precision: bool = False
 
 
 @dataclass
@@ -161,6 +162,27 @@ def heavy_tailed_like(args: List[Any], generator: torch.Generator) -> Optional[L
         tail = torch.exp(torch.randn(t.shape, generator=generator, dtype=torch.float32))
         changed = True
         return (base * tail * scale).to(t.dtype)
+
+    out = [map_tensors(a, transform) for a in args]
+    return out if changed else None
+
+
+# Precision-exposing inputs: x becomes 1 + x * PRECISION_SCALE, so the information sits in the low
+# bits of values near 1. float32 keeps it (spacing 1.2e-7 at 1); a kernel that rounds its inputs to
+# float16 or bfloat16 (spacing 1e-3 and 8e-3) loses most of it, and its outputs show that.
+PRECISION_SCALE = 1.0 / 256.0
+
+
+def precision_like(args: List[Any]) -> Optional[List[Any]]:
+    """Float32/float64 tensors moved next to 1 (see PRECISION_SCALE); None when none qualifies."""
+    changed = False
+
+    def transform(t: torch.Tensor) -> torch.Tensor:
+        nonlocal changed
+        if t.dtype not in (torch.float32, torch.float64) or t.numel() == 0:
+            return t
+        changed = True
+        return 1.0 + t * PRECISION_SCALE
 
     out = [map_tensors(a, transform) for a in args]
     return out if changed else None

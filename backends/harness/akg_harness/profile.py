@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 from .candidate import BACKGROUND_WORK, Judge
-from .compare import compare_outputs, fp64_rule_passes
+from .compare import compare_outputs, fp64_rule_passes, reduction_sizes
 from .env import WorkerEnv
 from .inputs import SEED_STRIDE, clone_args, draw_cases, to_double
 from .loading import Registry, call_user
@@ -210,7 +210,8 @@ class KernelTimer:
         if self.env.device.type != "cpu":
             out = [t.to(self.env.device) if isinstance(t, torch.Tensor) else t for t in out]
         where = f"timed call {call} (fresh inputs)"
-        result = compare_outputs(ref_out, out, self.atol, self.rtol, where)
+        reduced = reduction_sizes(inputs, ref_out)
+        result = compare_outputs(ref_out, out, self.atol, self.rtol, where, reduced)
         if result.ok:
             return
         if result.error_class == NUMERICAL_MISMATCH and result.tolerance_failures and not result.hard_failure:
@@ -219,7 +220,7 @@ class KernelTimer:
                                       to_double(clone_args(inputs, self.env.device)), self.env)
             except HarnessError:
                 ref64 = []
-            if fp64_rule_passes(ref_out, ref64, out, self.atol, self.rtol, result.tolerance_failures):
+            if fp64_rule_passes(ref_out, ref64, out, self.atol, self.rtol, result.tolerance_failures, reduced):
                 return
         raise HarnessError(result.error_class or NUMERICAL_MISMATCH,
                            f"{result.detail or 'outputs differ'}: the kernel passed verification but computes "
@@ -376,7 +377,8 @@ def _flags(answer: Dict[str, Any], kt: KernelTimer, pair: Contest, ref: Any, see
             for case in draw_cases(ref, seed + 7919 * (t + 1) + kt.rng.randrange(1 << 20)):
                 ref_out = run_reference(ref, pair.ref_model, clone_args(case.args, env.device), env)
                 out = run_kernel_checked(pair, case.args, output_bytes(ref_out), env)
-                result = compare_outputs(ref_out, out, atol, rtol, f"re-verification of a {speedup:.1f}x speedup")
+                result = compare_outputs(ref_out, out, atol, rtol, f"re-verification of a {speedup:.1f}x speedup",
+                                         reduction_sizes(case.args, ref_out))
                 if not result.ok:
                     raise HarnessError(result.error_class or NUMERICAL_MISMATCH,
                                        result.detail or "outputs differ", where="kernel")
