@@ -1,4 +1,7 @@
-/* runs.c: `akg_cli runs`, the recent runs in the store, newest first. */
+/* runs.c: `akg_cli runs`, the recent runs in the store, newest first. Opening
+ * the store marks the runs whose process died without ending them
+ * "interrupted" (akg/store.h); the table says what that means when it shows
+ * one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +52,7 @@ int cli_runs(int argc, char **argv)
         printf("%-5s %-20s %-10s %-8s %-15s %-11s %8s  %s\n", "id", "started", "op", "target",
                "workflow", "status", "speedup", "reference");
         const cJSON *r;
+        int interrupted = 0;
         cJSON_ArrayForEach(r, runs) {
             char target[64];
             snprintf(target, sizeof target, "%s/%s",
@@ -68,7 +72,12 @@ int cli_runs(int argc, char **argv)
                    target, cJSON_GetStringValue(cJSON_GetObjectItem(r, "workflow")),
                    cJSON_GetStringValue(cJSON_GetObjectItem(r, "status")), spb,
                    base ? base + 1 : (ref ? ref : ""));
+            const char *status = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
+            interrupted |= status && strcmp(status, "interrupted") == 0;
         }
+        if (interrupted)
+            printf("\ninterrupted: the process running it ended without finishing it (killed, "
+                   "crashed, or the machine restarted); run it again\n");
     }
     cJSON_Delete(runs);
     akg_store_close(st);

@@ -82,7 +82,7 @@ int akg_engine_new(uv_loop_t *loop, const akg_engine_options *opts, akg_engine *
         free(e);
         return rc;
     }
-    akg_store_recover(e->store);
+    /* akg_store_open has turned the runs of dead owners into "interrupted" */
 
     /* Pools start on first use, but a missing worker is a setup error the
      * user should hear about now. */

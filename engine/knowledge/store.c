@@ -3,20 +3,49 @@
  *
  * Schema migrations are numbered; PRAGMA user_version records the last one
  * applied, so an old file is brought forward on open and a newer one than we
- * know is refused rather than misread. WAL lets the LSP server and akg_cli
- * read while a job writes. Every write is one short statement.
+ * know is refused rather than misread. Each migration is one transaction with
+ * its version bump, so a process killed in the middle leaves the file at the
+ * version before it. WAL lets the LSP server and akg_cli read while a job
+ * writes. Every write is one short statement.
+ *
+ * Surviving SIGKILL. The journal is WAL with synchronous=NORMAL. A transaction
+ * is committed once its commit frame has been written to the -wal file; that
+ * write has returned before sqlite3_step does, and the data then lives in the
+ * kernel's page cache, which a process's death does not discard. A transaction
+ * cut short by the kill has no commit frame, and the next connection ignores
+ * its frames (each frame carries the WAL's salt and a running checksum); the
+ * -shm index is rebuilt from the -wal file by the next opener, and a
+ * checkpoint cut short is simply run again from the WAL. NORMAL leaves out only
+ * the fsync of each commit: what it risks is the last commits on a power loss
+ * or kernel crash (rolled back, never corrupt: the WAL is synced before every
+ * checkpoint), nothing on a process's death, so FULL would buy nothing against
+ * SIGKILL and cost an fsync per row. On a file system without the shared
+ * memory WAL needs, SQLite keeps the rollback journal, equally safe against a
+ * process's death (a hot journal is rolled back by the next opener).
+ *
+ * Runs and their owners. A run is inserted "running" with its owner: the pid,
+ * the boot id (/proc/sys/kernel/random/boot_id, so that a pid after a reboot
+ * is not mistaken for the owner) and the owner's start time in clock ticks
+ * after boot (so that a pid reused by another process is not either). Opening
+ * the store turns the runs whose owner is gone into "interrupted"; the runs of
+ * a live owner (another akg_cli, the language server) are left alone.
  */
+#include <errno.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "akg/akg.h"
 #include "akg/store.h"
 
 struct akg_store {
     sqlite3 *db;
+    char boot_id[64]; /* this boot's id, "" where /proc does not say */
 };
 
 static const char *migrations[] = {
@@ -40,6 +69,10 @@ static const char *migrations[] = {
     "  id INTEGER PRIMARY KEY AUTOINCREMENT, dsl TEXT, op TEXT, kind TEXT,"
     "  title TEXT, body TEXT NOT NULL, source_run INTEGER, created_at TEXT NOT NULL);"
     "CREATE INDEX knowledge_by_op ON knowledge(dsl, op);",
+    /* 3: the owner of a run, so that only runs whose process is gone are recovered */
+    "ALTER TABLE runs ADD COLUMN owner_pid INTEGER;"
+    "ALTER TABLE runs ADD COLUMN owner_boot TEXT;"
+    "ALTER TABLE runs ADD COLUMN owner_start INTEGER;",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -49,6 +82,79 @@ static void now_iso(char out[32])
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---------- owners ---------- */
+
+/* This boot's id into out ("" where the file cannot be read). */
+static void read_boot_id(char *out, size_t outlen)
+{
+    out[0] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f)
+        return;
+    if (!fgets(out, (int)outlen, f))
+        out[0] = '\0';
+    fclose(f);
+    out[strcspn(out, "\r\n")] = '\0';
+}
+
+/* The state letter and start time (clock ticks after boot) of process pid from
+ * /proc/<pid>/stat; 0 on success, -1 where it cannot be read. */
+static int proc_stat(long long pid, char *state, long long *start)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%lld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* the command name in parentheses may hold spaces and parentheses: fields count from the
+     * last ')' (field 3 is the state, field 22 the start time) */
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return -1;
+    p++;
+    for (int field = 3; field <= 22; field++) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            return -1;
+        if (field == 3)
+            *state = *p;
+        if (field == 22) {
+            *start = strtoll(p, NULL, 10);
+            return 0;
+        }
+        while (*p && *p != ' ')
+            p++;
+    }
+    return -1;
+}
+
+/* Whether the process that began a run is gone: another boot, no such pid, a zombie, or a pid
+ * now held by a process started at another time. An unknown owner (a run begun before the
+ * store recorded owners) counts as gone, as every leftover run did before. A pid that exists
+ * but is not ours to signal (EPERM) lives. */
+static int owner_gone(const akg_store *s, long long pid, const char *boot, long long start)
+{
+    if (pid <= 0 || pid > 0x7fffffffLL)
+        return 1;
+    if (boot && *boot && s->boot_id[0] && strcmp(boot, s->boot_id) != 0)
+        return 1;
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    char state = '?';
+    long long started = 0;
+    if (proc_stat(pid, &state, &started) == 0) {
+        if (state == 'Z' || state == 'X')
+            return 1;
+        if (start > 0 && started != start)
+            return 1;
+    }
+    return 0;
 }
 
 int akg_store_open(const char *path, akg_store **out, char *err, size_t errlen)
@@ -131,6 +237,10 @@ int akg_store_open(const char *path, akg_store **out, char *err, size_t errlen)
         return AKG_ENOMEM;
     }
     s->db = db;
+    read_boot_id(s->boot_id, sizeof s->boot_id);
+    /* Best effort: a store that cannot be written now (read-only file, a long lock) is
+     * recovered by a later open, and its readers still see every run. */
+    akg_store_recover(s);
     *out = s;
     return AKG_OK;
 }
@@ -164,12 +274,17 @@ int akg_store_run_begin(akg_store *store, const char *reference_path, const char
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(store->db,
                            "INSERT INTO runs(reference_path, content_hash, op, backend, dsl, arch,"
-                           " workflow, provider, output_dir, started_at)"
-                           " VALUES(?,?,?,?,?,?,?,?,?,?)",
+                           " workflow, provider, output_dir, started_at, owner_pid, owner_boot,"
+                           " owner_start) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK)
         return AKG_EDB;
     char now[32];
     now_iso(now);
+    /* the owner is the calling process (looked up now, not at open: a process may fork) */
+    long long pid = (long long)getpid(), started = 0;
+    char state;
+    if (proc_stat(pid, &state, &started) != 0)
+        started = 0;
     bind_text(st, 1, reference_path);
     bind_text(st, 2, content_hash ? content_hash : "");
     bind_text(st, 3, op);
@@ -180,6 +295,12 @@ int akg_store_run_begin(akg_store *store, const char *reference_path, const char
     bind_text(st, 8, provider);
     bind_text(st, 9, output_dir);
     bind_text(st, 10, now);
+    sqlite3_bind_int64(st, 11, pid);
+    bind_text(st, 12, store->boot_id[0] ? store->boot_id : NULL);
+    if (started > 0)
+        sqlite3_bind_int64(st, 13, started);
+    else
+        sqlite3_bind_null(st, 13);
     int rc = sqlite3_step(st) == SQLITE_DONE ? AKG_OK : AKG_EDB;
     sqlite3_finalize(st);
     if (rc == AKG_OK)
@@ -263,14 +384,82 @@ int akg_store_mark_stale(akg_store *store, const char *reference_path, const cha
     return rc;
 }
 
+#define RECOVER_BATCH 64
+
+/* Whether any run is "running" (a read: most opens find none and take no write lock). */
+static int any_running(akg_store *store)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store->db, "SELECT 1 FROM runs WHERE status='running' LIMIT 1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return -1;
+    int step = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : -1;
+}
+
 int akg_store_recover(akg_store *store)
 {
-    return sqlite3_exec(store->db,
-                        "UPDATE runs SET status='cancelled', finished_at=started_at"
-                        " WHERE status='running'",
-                        NULL, NULL, NULL) == SQLITE_OK
-               ? AKG_OK
-               : AKG_EDB;
+    int running = any_running(store);
+    if (running <= 0)
+        return running == 0 ? AKG_OK : AKG_EDB;
+    /* One write transaction: runs begun meanwhile by other processes wait for it, and two
+     * processes opening the store at once recover each run once. */
+    if (sqlite3_exec(store->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return AKG_EDB;
+    sqlite3_stmt *sel = NULL, *upd = NULL;
+    int rc = AKG_OK;
+    if (sqlite3_prepare_v2(store->db,
+                           "SELECT id, owner_pid, owner_boot, owner_start FROM runs"
+                           " WHERE status='running' AND id>? ORDER BY id LIMIT ?",
+                           -1, &sel, NULL) != SQLITE_OK ||
+        /* when it ended is not known: finished_at is the last sign of life, its last
+         * candidate or else its start */
+        sqlite3_prepare_v2(store->db,
+                           "UPDATE runs SET status='interrupted', finished_at=COALESCE("
+                           "(SELECT MAX(created_at) FROM candidates WHERE run_id=runs.id),"
+                           " started_at) WHERE id=? AND status='running'",
+                           -1, &upd, NULL) != SQLITE_OK)
+        rc = AKG_EDB;
+    long long after = 0;
+    while (rc == AKG_OK) {
+        /* decide a batch, then write it: no update runs while the select still steps */
+        long long gone[RECOVER_BATCH];
+        int ngone = 0, seen = 0, step;
+        sqlite3_reset(sel);
+        sqlite3_bind_int64(sel, 1, after);
+        sqlite3_bind_int(sel, 2, RECOVER_BATCH);
+        while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
+            long long id = sqlite3_column_int64(sel, 0);
+            long long pid =
+                sqlite3_column_type(sel, 1) == SQLITE_NULL ? 0 : sqlite3_column_int64(sel, 1);
+            const char *boot = (const char *)sqlite3_column_text(sel, 2);
+            long long start = sqlite3_column_int64(sel, 3);
+            if (owner_gone(store, pid, boot, start))
+                gone[ngone++] = id;
+            after = id;
+            seen++;
+        }
+        if (step != SQLITE_DONE) {
+            rc = AKG_EDB;
+            break;
+        }
+        for (int i = 0; i < ngone && rc == AKG_OK; i++) {
+            sqlite3_reset(upd);
+            sqlite3_bind_int64(upd, 1, gone[i]);
+            if (sqlite3_step(upd) != SQLITE_DONE)
+                rc = AKG_EDB;
+        }
+        if (seen < RECOVER_BATCH)
+            break;
+    }
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    if (rc == AKG_OK && sqlite3_exec(store->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = AKG_EDB;
+    if (rc != AKG_OK)
+        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
 }
 
 static cJSON *row_json(sqlite3_stmt *st)

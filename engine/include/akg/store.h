@@ -2,10 +2,17 @@
  * store.h: the SQLite store (one file, WAL, schema versioned by user_version).
  *
  * Tables: runs (one per job: reference path and content hash, target, workflow,
- * provider, status, speedup, report JSON, timestamps), candidates (every kernel
- * tried: sketch, code, error class and detail, timings) and knowledge (entries
- * used for retrieval). Writes are single short statements; readers (LSP hovers,
- * `akg_cli runs`) use the same file from other processes safely under WAL.
+ * provider, status, speedup, report JSON, timestamps, and the process that owns
+ * it: owner_pid, owner_boot, owner_start), candidates (every kernel tried:
+ * sketch, code, error class and detail, timings) and knowledge (entries used for
+ * retrieval). Writes are single short statements; readers (LSP hovers,
+ * `akg_cli runs`) use the same file from other processes safely under WAL, and
+ * the file survives a process killed at any moment (store.c says why).
+ *
+ * A run's status: "running" while its owner works on it; then "pass", "fail",
+ * "unverified", "cancelled" (the user stopped it) or "error" when it ends; or
+ * "interrupted" when its owner died without ending it (SIGKILL, a crash, a
+ * reboot), as found by the next process that opens the store.
  */
 #ifndef AKG_STORE_H
 #define AKG_STORE_H
@@ -14,12 +21,14 @@
 
 typedef struct akg_store akg_store;
 
-/* Opens (creating and migrating) the store at path. The caller owns the
- * result; close with akg_store_close. */
+/* Opens (creating and migrating) the store at path, then recovers it
+ * (akg_store_recover; a recovery that cannot write now is left to a later
+ * open). The caller owns the result; close with akg_store_close. */
 int akg_store_open(const char *path, akg_store **out, char *err, size_t errlen);
 void akg_store_close(akg_store *store);
 
-/* Inserts a run in state "running"; returns its id in *run_id. */
+/* Inserts a run in state "running", owned by the calling process (its pid,
+ * the boot id and its start time); returns its id in *run_id. */
 int akg_store_run_begin(akg_store *store, const char *reference_path, const char *content_hash,
                         const char *op, const char *backend, const char *dsl, const char *arch,
                         const char *workflow, const char *provider, const char *output_dir,
@@ -44,7 +53,11 @@ cJSON *akg_store_recent_runs(akg_store *store, const char *reference_path, int l
  * content_hash (content_hash may be NULL). The caller deletes the result. */
 cJSON *akg_store_latest_by_target(akg_store *store, const char *reference_path,
                                   const char *content_hash);
-/* Marks runs still "running" from an earlier process "cancelled". */
+/* Marks the runs still "running" whose owner is gone (another boot, no such
+ * process, a zombie, or its pid now held by a process started at another
+ * time; a run without a recorded owner counts as gone) "interrupted", with
+ * finished_at the last sign of life (its last candidate, else its start). The
+ * runs of a live owner are left alone. */
 int akg_store_recover(akg_store *store);
 /* SQLite's message for the store's last failed call (a static or store-owned
  * string, valid until the next call on the store). */
