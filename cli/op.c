@@ -3,7 +3,9 @@
  * and a summary on stdout. Ctrl-C cancels the job (children are killed) and
  * exits 130 once the engine has closed. With --sketch FILE the user's sketch
  * is the design: it is checked here first (compiler-style diagnostics, exit
- * 1) so that nothing starts for a sketch that cannot be lowered.
+ * 1) so that nothing starts for a sketch that cannot be lowered. The summary
+ * says how the candidates were isolated (the harness worker's sandbox line)
+ * and any flags the profile raised (a speedup over 10x, beyond the roofline).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -69,6 +71,10 @@ static void op_usage(FILE *f)
             "                         profile_settings.min_speedup, else 1.0)\n"
             "  --seed N               base seed (default: drawn and recorded)\n"
             "  --output DIR           run folder (default akg_output/<op>_<dsl>_<time>_<id>)\n"
+            "  --sandbox MODE         how each candidate's process is isolated: auto (bubblewrap\n"
+            "                         when installed, else an error), bwrap, or none (no\n"
+            "                         operating-system sandbox: only on your say-so); default:\n"
+            "                         the DSL config's sandbox.mode, else auto\n"
             "  --python PATH          harness interpreter (default $AKG_PYTHON or /usr/bin/python3)\n"
             "  --store FILE           SQLite store (default $AKG_STORE or ~/.akg/akg.db)\n"
             "  --json                 print report.json on stdout instead of the summary\n"
@@ -118,6 +124,42 @@ static void print_candidates(const cJSON *r)
     printf("\n");
 }
 
+/* How the candidates were isolated, in the harness worker's words: "sandbox:  bwrap (user, pid,
+ * net, mount namespaces; ...)", the mode named once whether or not the worker's detail begins
+ * with it. Nothing where the worker did not say (an older worker). */
+static void print_sandbox(const cJSON *r)
+{
+    const cJSON *sb = cJSON_GetObjectItem(r, "sandbox");
+    const char *mode = cJSON_GetStringValue(cJSON_GetObjectItem(sb, "mode"));
+    if (!mode)
+        return;
+    const char *detail = cJSON_GetStringValue(cJSON_GetObjectItem(sb, "detail"));
+    if ((!detail || !*detail) && strcmp(mode, "none") == 0)
+        detail = "no operating-system sandbox";
+    size_t n = strlen(mode);
+    if (!detail || !*detail)
+        printf("sandbox:  %s\n", mode);
+    else if (strncmp(detail, mode, n) == 0 && (detail[n] == ' ' || detail[n] == ':'))
+        printf("sandbox:  %s\n", detail);
+    else
+        printf("sandbox:  %s (%s)\n", mode, detail);
+}
+
+/* The profile's flags on the result line: " [flagged: speedup_over_10x]". */
+static void print_flags(const cJSON *flags)
+{
+    const cJSON *f;
+    int n = 0;
+    cJSON_ArrayForEach(f, flags)
+    {
+        const char *name = cJSON_GetStringValue(f);
+        if (name)
+            printf("%s%s", n++ ? ", " : " [flagged: ", name);
+    }
+    if (n)
+        printf("]");
+}
+
 static void print_summary(op_ctx *c, const akg_event *ev)
 {
     const cJSON *r = ev->data;
@@ -151,17 +193,21 @@ static void print_summary(op_ctx *c, const akg_event *ev)
         if (p)
             printf("%-9s %s\n", keys[i], p);
     }
+    print_sandbox(r);
     char b1[64], b2[64], b3[64];
     if (corr)
         printf("verified: %s trials, max abs err %s, max rel err %s\n",
                num_str(corr, "trials", b1, sizeof b1, "%.0f"),
                num_str(corr, "max_abs_err", b2, sizeof b2, "%.3g"),
                num_str(corr, "max_rel_err", b3, sizeof b3, "%.3g"));
-    if (perf)
-        printf("speedup:  %sx (reference %s ms, kernel %s ms)\n",
+    if (perf) {
+        printf("speedup:  %sx (reference %s ms, kernel %s ms)",
                num_str(perf, "speedup", b1, sizeof b1, "%.2f"),
                num_str(perf, "ref_ms", b2, sizeof b2, "%.4f"),
                num_str(perf, "kernel_ms", b3, sizeof b3, "%.4f"));
+        print_flags(cJSON_GetObjectItem(perf, "flags"));
+        printf("\n");
+    }
     print_candidates(r);
     const char *verdict = cJSON_GetStringValue(cJSON_GetObjectItem(r, "verdict_detail"));
     if (verdict && cJSON_IsTrue(cJSON_GetObjectItem(perf, "slower_than_reference"))) {
@@ -239,7 +285,7 @@ int cli_op(int argc, char **argv)
     const char *workflow = NULL, *kernel = NULL, *provider = "builtin", *devices = NULL;
     const char *threads = NULL, *verify_timeout = NULL, *output = NULL, *max_step = NULL;
     const char *trials = NULL, *seed = NULL, *python = NULL, *store = NULL, *sketch = NULL;
-    const char *design_check = NULL, *min_speedup = NULL;
+    const char *design_check = NULL, *min_speedup = NULL, *sandbox = NULL;
     int help = 0, quiet = 0, json = 0;
     cli_flag flags[] = {
         {"framework", 1, &framework, NULL}, {"backend", 1, &backend, NULL},
@@ -251,7 +297,7 @@ int cli_op(int argc, char **argv)
         {"trials", 1, &trials, NULL},       {"seed", 1, &seed, NULL},
         {"python", 1, &python, NULL},       {"store", 1, &store, NULL},
         {"sketch", 1, &sketch, NULL},       {"design-check", 1, &design_check, NULL},
-        {"min-speedup", 1, &min_speedup, NULL},
+        {"min-speedup", 1, &min_speedup, NULL}, {"sandbox", 1, &sandbox, NULL},
         {"help", 0, NULL, &help},           {"quiet", 0, NULL, &quiet},
         {"json", 0, NULL, &json},           {NULL, 0, NULL, NULL},
     };
@@ -298,6 +344,11 @@ int cli_op(int argc, char **argv)
                 arch);
         return 2;
     }
+    if (sandbox && strcmp(sandbox, "auto") && strcmp(sandbox, "bwrap") && strcmp(sandbox, "none")) {
+        fprintf(stderr, "akg_cli op: --sandbox %s is not a sandbox mode; use auto, bwrap or none\n",
+                sandbox);
+        return 2;
+    }
     if (workflow && !strcmp(workflow, "verifier_only") && sketch) {
         fprintf(stderr, "akg_cli op: --sketch gives a design to lower; --workflow verifier_only "
                         "checks an existing kernel (--kernel): use one of them\n");
@@ -333,6 +384,11 @@ int cli_op(int argc, char **argv)
     c.json = json;
     c.exit_code = 1;
     c.loop = uv_default_loop();
+    /* the engine gives every worker it starts the config's sandbox settings with this mode */
+    if (sandbox && setenv("AKG_SANDBOX_MODE", sandbox, 1) != 0) {
+        fprintf(stderr, "akg_cli op: cannot set the sandbox mode: out of memory\n");
+        return 1;
+    }
     akg_engine_options eo = {0};
     eo.python = python;
     eo.store_path = store;

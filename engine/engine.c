@@ -10,6 +10,12 @@
  * requests go to the pool of its backend's kind, created when the first job
  * of that kind needs it, with the engine's devices and threads. Importing
  * torch for a device kind no job uses costs nothing.
+ *
+ * Every worker gets the sandbox settings of its candidates' children
+ * (AKG_SANDBOX): the sandbox section of the config.yaml of the pool's backend,
+ * as it stands, with its mode replaced by AKG_SANDBOX_MODE when that is set
+ * (akg_cli op --sandbox). They are checked when a job starts, so that a wrong
+ * setting is one error naming it before any worker runs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +24,7 @@
 #include <unistd.h>
 
 #include "akg/akg.h"
+#include "akg/backend.h"
 #include "akg/config.h"
 #include "akg/provider.h"
 #include "akg/sketch.h"
@@ -34,6 +41,121 @@ static void harness_log(void *user, int worker, const char *line)
     (void)user;
     if (getenv("AKG_DEBUG_HARNESS"))
         fprintf(stderr, "[harness %d] %s\n", worker, line);
+}
+
+/* The settings of a backend config's sandbox section, and what each must be. */
+static const struct {
+    const char *key;
+    const char *want; /* what would work, for messages */
+} sandbox_fields[] = {
+    {"mode", "auto, bwrap or none"},
+    {"memory_mb", "a number of MiB greater than 0, such as 4096"},
+    {"processes", "a whole number of processes of at least 1, such as 64"},
+    {"cpu_seconds", "a number of seconds greater than 0, such as 600"},
+    {"file_size_mb", "a number of MiB greater than 0, such as 256"},
+    {"call_timeout_s", "a number of seconds greater than 0, such as 60"},
+};
+#define N_SANDBOX_FIELDS (sizeof sandbox_fields / sizeof sandbox_fields[0])
+
+static int sandbox_mode_known(const char *mode)
+{
+    return mode &&
+           (strcmp(mode, "auto") == 0 || strcmp(mode, "bwrap") == 0 || strcmp(mode, "none") == 0);
+}
+
+/* The sandbox settings for the workers of a backend: its config's sandbox section (config,
+ * read from config_path) checked, with mode replaced by AKG_SANDBOX_MODE when that is set, as
+ * compact JSON. Returns a string the caller frees, or NULL with err filled. */
+static char *sandbox_settings(const cJSON *config, const char *config_path, char *err,
+                              size_t errlen)
+{
+    const cJSON *section = cJSON_GetObjectItemCaseSensitive(config, "sandbox");
+    if (section && !cJSON_IsNull(section) && !cJSON_IsObject(section)) {
+        akg_fail(err, errlen, AKG_EINVAL,
+                 "%s: sandbox must be a mapping of settings (mode, memory_mb, processes, "
+                 "cpu_seconds, file_size_mb, call_timeout_s), such as sandbox: {mode: auto}",
+                 config_path);
+        return NULL;
+    }
+    cJSON *out = cJSON_IsObject(section) ? cJSON_Duplicate(section, 1) : cJSON_CreateObject();
+    if (!out) {
+        akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
+        return NULL;
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, out)
+    {
+        size_t f = 0;
+        while (f < N_SANDBOX_FIELDS && strcmp(item->string, sandbox_fields[f].key) != 0)
+            f++;
+        char *shown = cJSON_PrintUnformatted(item);
+        int bad = 0;
+        if (f == N_SANDBOX_FIELDS) {
+            akg_fail(err, errlen, AKG_EINVAL,
+                     "%s: sandbox.%s is not a sandbox setting; the settings are mode, memory_mb, "
+                     "processes, cpu_seconds, file_size_mb and call_timeout_s",
+                     config_path, item->string);
+            bad = 1;
+        } else if (f == 0) {
+            bad = !sandbox_mode_known(cJSON_GetStringValue(item));
+        } else {
+            bad = !cJSON_IsNumber(item) || !(item->valuedouble > 0) ||
+                  (strcmp(item->string, "processes") == 0 &&
+                   item->valuedouble != (double)(long long)item->valuedouble);
+        }
+        if (bad && f < N_SANDBOX_FIELDS)
+            akg_fail(err, errlen, AKG_EINVAL, "%s: sandbox.%s is %s; it must be %s", config_path,
+                     item->string, shown ? shown : "?", sandbox_fields[f].want);
+        free(shown);
+        if (bad) {
+            cJSON_Delete(out);
+            return NULL;
+        }
+    }
+    const char *mode = getenv("AKG_SANDBOX_MODE");
+    if (mode && *mode) {
+        if (!sandbox_mode_known(mode)) {
+            akg_fail(err, errlen, AKG_EINVAL,
+                     "the sandbox mode '%s' (AKG_SANDBOX_MODE, akg_cli op --sandbox) is not "
+                     "known; it must be auto, bwrap or none",
+                     mode);
+            cJSON_Delete(out);
+            return NULL;
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(out, "mode");
+        cJSON_AddStringToObject(out, "mode", mode);
+    }
+    char *text = cJSON_PrintUnformatted(out);
+    cJSON_Delete(out);
+    if (!text)
+        akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
+    return text;
+}
+
+static void backend_config_path(const akg_backend *be, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/backends/%s/%s/config.yaml", akg_data_dir(), be->name, be->dsl);
+}
+
+/* The sandbox settings of the pool of device_kind: those of the registry's first backend of
+ * that kind (the pool serves all of them). Returns a string the caller frees, or NULL with err
+ * filled. */
+static char *pool_sandbox_settings(const char *device_kind, char *err, size_t errlen)
+{
+    for (const akg_backend *const *b = akg_backend_list(); *b; b++) {
+        if (strcmp((*b)->device_kind, device_kind) != 0)
+            continue;
+        cJSON *config = NULL;
+        if (akg_backend_config_load((*b)->name, (*b)->dsl, &config, err, errlen) != AKG_OK)
+            return NULL;
+        char path[4096];
+        backend_config_path(*b, path, sizeof path);
+        char *text = sandbox_settings(config, path, err, errlen);
+        cJSON_Delete(config);
+        return text;
+    }
+    akg_fail(err, errlen, AKG_ENOTFOUND, "no backend runs on device kind '%s'", device_kind);
+    return NULL;
 }
 
 static char *default_store_path(void)
@@ -119,9 +241,13 @@ akg_harness *akg__engine_harness(akg_engine *e, const char *device_kind, char *e
         akg_fail(err, errlen, AKG_EINVAL, "device kind '%.40s' is too long", device_kind);
         return NULL;
     }
+    char *sandbox = pool_sandbox_settings(device_kind, err, errlen);
+    if (!sandbox)
+        return NULL;
     char script[4096];
     worker_script_path(script, sizeof script);
     akg_harness_options ho = {0};
+    ho.sandbox_json = sandbox;
     ho.python = e->python;
     ho.worker_script = script;
     ho.workers = e->devices;
@@ -130,7 +256,9 @@ akg_harness *akg__engine_harness(akg_engine *e, const char *device_kind, char *e
     ho.log = harness_log;
     ho.log_user = e;
     akg_harness *pool = NULL;
-    if (akg_harness_new(e->loop, &ho, &pool, err, errlen) != AKG_OK)
+    int rc = akg_harness_new(e->loop, &ho, &pool, err, errlen);
+    free(sandbox); /* the pool keeps its copy */
+    if (rc != AKG_OK)
         return NULL;
     akg_engine_pool *slot = &e->pools[e->n_pools++];
     snprintf(slot->device_kind, sizeof slot->device_kind, "%s", device_kind);
@@ -364,6 +492,16 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     rc = akg_backend_config_load(backend, dsl, &config, err, errlen);
     if (rc)
         return rc;
+    {
+        char path[4096];
+        backend_config_path(akg_backend_find(backend, dsl), path, sizeof path);
+        char *sandbox = sandbox_settings(config, path, err, errlen);
+        if (!sandbox) {
+            cJSON_Delete(config);
+            return AKG_EINVAL;
+        }
+        free(sandbox);
+    }
     const char *workflow =
         opts->workflow ? opts->workflow : akg_config_string(config, "default_workflow", "default");
     static const char *workflows[] = {"default",       "coder_only",  "kernelgen_only",

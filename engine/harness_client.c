@@ -11,6 +11,11 @@
  * own deadline. Start failures do not loop: when a fresh instance dies before
  * it is ready, the queued requests are answered with class "crash" and the
  * worker's last stderr lines, so a wrong interpreter is one clear error.
+ *
+ * A worker's environment is the engine's with the pool's settings over it
+ * (threads, device, the BLAS threads' policy, and AKG_SANDBOX, the sandbox of
+ * the candidates' children): a value of those inherited from whoever started
+ * the engine never reaches a worker.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -59,7 +64,7 @@ struct proc_inst {
 
 struct akg_harness {
     uv_loop_t *loop;
-    char *python, *script, *device_kind;
+    char *python, *script, *device_kind, *sandbox_json;
     int nworkers, threads;
     double startup_timeout_s;
     void (*log)(void *, int, const char *);
@@ -149,6 +154,7 @@ static void inst_free(proc_inst *w)
         free(pool->python);
         free(pool->script);
         free(pool->device_kind);
+        free(pool->sandbox_json);
         free(pool->slots);
         free(pool);
         if (cb)
@@ -432,6 +438,8 @@ static char **build_env(akg_harness *pool, int slot)
                                        "PYTHONUNBUFFERED=",
                                        "PYTHONDONTWRITEBYTECODE=",
                                        "CUDA_VISIBLE_DEVICES_AKG=",
+                                       "AKG_SANDBOX=",
+                                       "AKG_SANDBOX_MODE=",
                                        NULL};
     for (size_t i = 0; i < n; i++) {
         int skip = 0;
@@ -451,6 +459,15 @@ static char **build_env(akg_harness *pool, int slot)
     else
         snprintf(tmp, sizeof tmp, "AKG_DEVICE=%s:%d", pool->device_kind, slot);
     env[o++] = akg_strdup(tmp);
+    /* the engine's settings, never a value inherited from whoever started the engine */
+    if (pool->sandbox_json) {
+        size_t len = strlen("AKG_SANDBOX=") + strlen(pool->sandbox_json) + 1;
+        char *kv = malloc(len);
+        if (kv) {
+            snprintf(kv, len, "AKG_SANDBOX=%s", pool->sandbox_json);
+            env[o++] = kv;
+        }
+    }
     env[o++] = akg_strdup("PYTHONUNBUFFERED=1");
     env[o++] = akg_strdup("PYTHONDONTWRITEBYTECODE=1");
     if (!getenv("OMP_WAIT_POLICY"))
@@ -619,6 +636,7 @@ int akg_harness_new(uv_loop_t *loop, const akg_harness_options *opts, akg_harnes
     p->python = akg_strdup(opts->python);
     p->script = akg_strdup(opts->worker_script);
     p->device_kind = akg_strdup(opts->device_kind ? opts->device_kind : "cpu");
+    p->sandbox_json = opts->sandbox_json ? akg_strdup(opts->sandbox_json) : NULL;
     p->nworkers = opts->workers > 0 ? opts->workers : 1;
     p->threads = opts->threads > 0 ? opts->threads : 1;
     p->startup_timeout_s = opts->startup_timeout_s > 0 ? opts->startup_timeout_s : 120;
@@ -627,6 +645,10 @@ int akg_harness_new(uv_loop_t *loop, const akg_harness_options *opts, akg_harnes
     p->slots = calloc((size_t)p->nworkers, sizeof *p->slots);
     p->next_id = 1;
     if (!p->slots) {
+        free(p->python);
+        free(p->script);
+        free(p->device_kind);
+        free(p->sandbox_json);
         free(p);
         return AKG_ENOMEM;
     }
@@ -718,6 +740,7 @@ void akg_harness_close(akg_harness *pool, void (*close_cb)(void *), void *user)
         free(pool->python);
         free(pool->script);
         free(pool->device_kind);
+        free(pool->sandbox_json);
         free(pool->slots);
         free(pool);
         if (close_cb)

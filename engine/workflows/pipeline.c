@@ -13,6 +13,8 @@
  * with its own design); one the check could not run in its budget is checked again, with the
  * verify budget, before the Conductor routes the failure (verify_settings.design_check:
  * first | on_mismatch | off). The report's candidates say which it was (blame, found_by).
+ * A candidate the harness could not sandbox (sandbox_error) ends the job as an error of the
+ * machine: it is no design's and no kernel's fault, and another attempt would meet it again.
  *
  * Every stage that can take more than a moment is asynchronous and the state
  * machine advances from its callback: designs and code are provider requests
@@ -282,8 +284,9 @@ static int design_verdict(const akg_job *j)
 }
 
 /* Records the failed candidate and decides where the next attempt starts:
- * code errors (build, runtime, crash, timeout, forbidden, and a kernel that
- * disagrees with a design the interpreter found right) go back to the Coder,
+ * code errors (build, runtime, crash, timeout, forbidden, resource_limit,
+ * late_write, background_work, and a kernel that disagrees with a design the
+ * interpreter found right) go back to the Coder,
  * which lowers conservatively; a design the interpreter found wrong, and a
  * mismatch whose design could not be checked, go back to the Designer with
  * the failure as feedback. A user's design is not the Designer's to replace:
@@ -363,6 +366,20 @@ static void conductor_decide(akg_job *j, const char *cls, const char *detail, co
  * the verdict known). */
 static void conductor_route(akg_job *j, const char *cls, const char *detail, const cJSON *ans)
 {
+    if (strcmp(cls, "sandbox_error") == 0) {
+        /* the machine could not isolate the candidate: no other design or code would fare
+         * better, so the job ends as an error of the environment, in the worker's words */
+        char msg[4400];
+        snprintf(msg, sizeof msg,
+                 "the candidate could not be run: its sandbox could not be set up (%s); no "
+                 "other kernel was tried, since it would meet the same machine. Fix what this "
+                 "names (install bubblewrap, allow unprivileged user namespaces), or run "
+                 "candidates without an operating-system sandbox with --sandbox none "
+                 "(sandbox.mode in config.yaml)",
+                 detail && *detail ? detail : "no detail");
+        job_finish(j, AKG_JOB_ERROR, "sandbox_error", msg);
+        return;
+    }
     if (!is_design_fault(cls)) {
         conductor_decide(j, cls, detail, ans, 0, "verify");
         return;

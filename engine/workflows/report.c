@@ -9,7 +9,10 @@
  * candidate. A write that fails is never dropped silently: it is an error
  * event; a report that cannot be written ends a job that would have passed
  * as an error, and a store that refuses a row is named in the report
- * (store_error) while the run's result stands.
+ * (store_error) while the run's result stands. How the candidates were
+ * isolated is the harness worker's to say (its ready line's sandbox); the
+ * report copies it, and the profile's flags (a speedup over 10x, or beyond
+ * the machine's roofline, re-verified on new shapes) with the timing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 
 #include "../internal.h"
 #include "akg/akg.h"
+#include "akg/harness.h"
 
 static void emit_error(akg_job *j, const char *msg)
 {
@@ -63,6 +67,20 @@ static void copy_item(cJSON *dst, const cJSON *src, const char *key)
     const cJSON *v = cJSON_GetObjectItem(src, key);
     if (v)
         cJSON_AddItemToObject(dst, key, cJSON_Duplicate(v, 1));
+}
+
+/* The sandbox the harness worker of the job's device kind reported in its ready line, or NULL
+ * (no worker started yet, or an older worker that does not say). */
+static const cJSON *worker_sandbox(const akg_job *j)
+{
+    const char *kind = j->be && j->be->device_kind ? j->be->device_kind : "cpu";
+    for (int i = 0; i < j->engine->n_pools; i++)
+        if (strcmp(j->engine->pools[i].device_kind, kind) == 0) {
+            const cJSON *sb =
+                cJSON_GetObjectItem(akg_harness_ready_info(j->engine->pools[i].pool), "sandbox");
+            return cJSON_IsObject(sb) ? sb : NULL;
+        }
+    return NULL;
 }
 
 cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, const char *detail)
@@ -131,6 +149,7 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
                                      "speedup_compiled",
                                      "compiled_error",
                                      "compiled_isa",
+                                     "flags",
                                      NULL};
         for (int i = 0; keys[i]; i++)
             copy_item(p, j->profile, keys[i]);
@@ -156,6 +175,9 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
             }
         }
     }
+    const cJSON *sandbox = worker_sandbox(j);
+    if (sandbox)
+        cJSON_AddItemToObject(r, "sandbox", cJSON_Duplicate(sandbox, 1));
     if (j->kept_step > 0) {
         cJSON_AddNumberToObject(r, "kept_step", j->kept_step);
         if (j->search_end)

@@ -27,6 +27,10 @@ typedef struct {
     int threads;               /* threads per worker (OMP_NUM_THREADS, torch threads) */
     const char *device_kind;   /* "cpu" or "cuda" */
     double startup_timeout_s;  /* how long importing torch may take; 0: 120 */
+    /* The sandbox settings of the candidates' child processes, a compact JSON object
+     * ({"mode":"auto","memory_mb":4096,...}, the backend config's sandbox section) given to
+     * every worker as AKG_SANDBOX; NULL: none given (the worker's defaults). Copied. */
+    const char *sandbox_json;
     /* Optional log sink for the workers' stderr lines. */
     void (*log)(void *user, int worker, const char *line);
     void *log_user;
@@ -51,7 +55,8 @@ void akg_harness_set_progress(akg_harness_req *req, akg_harness_cb progress, voi
  * (which restarts). The callback runs with class "cancelled" before this
  * returns. */
 void akg_harness_cancel(akg_harness_req *req);
-/* The environment summary of the first worker that started ("ready" line), or
+/* The environment summary of the first worker that started ("ready" line,
+ * with "sandbox": how candidates are isolated, where the worker says), or
  * NULL; owned by the pool. */
 const cJSON *akg_harness_ready_info(const akg_harness *pool);
 /* Answers every pending request "cancelled", asks the workers to exit, kills
