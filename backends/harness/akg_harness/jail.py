@@ -330,6 +330,7 @@ class Jail:
             if entry and os.path.isdir(entry):
                 prefixes.add(os.path.realpath(entry))
         prefixes.add(os.path.realpath(os.path.dirname(sys.executable)))
+        prefixes.add(os.path.dirname(os.path.abspath(sys.executable)))  # a venv is found from here
         prefixes.add(harness_dir)
         prefixes.add(kernel_dir)
         for p in sorted(prefixes):
@@ -351,8 +352,11 @@ class Jail:
         inner: List[str]
         if self.mode == "bwrap":
             assert self.bwrap is not None
+            size = int(self.settings["file_size_mb"]) << 20
+            # the private /tmp first: read-only binds of folders that live under /tmp (an
+            # interpreter's venv, a harness checkout) go on top of it, in order
             inner = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session",
-                     "--cap-drop", "ALL", "--clearenv"]
+                     "--cap-drop", "ALL", "--clearenv", "--size", str(size), "--tmpfs", "/tmp"]
             for d in self._visible_dirs(kernel_dir, harness_dir):
                 if os.path.islink(d) and os.path.dirname(d) == "/":
                     inner += ["--symlink", os.readlink(d), d]
@@ -363,8 +367,7 @@ class Jail:
                 real = os.path.realpath(path)
                 if os.path.isfile(real) and any(real.startswith(d.rstrip("/") + "/") for d in visible):
                     inner += ["--ro-bind", "/dev/null", real]
-            size = int(self.settings["file_size_mb"]) << 20
-            inner += ["--size", str(size), "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+            inner += ["--proc", "/proc", "--dev", "/dev"]
             for dev in sorted(os.listdir("/dev")) if os.path.isdir("/dev") else []:
                 if dev.startswith("nvidia"):
                     inner += ["--dev-bind", "/dev/" + dev, "/dev/" + dev]
