@@ -88,6 +88,8 @@ def main(argv: Optional[list] = None) -> int:
     ready = worker_env.ready_event(env)
     ready["sandbox"] = sandbox_info
     writer.send(ready)
+    if judge is not None:
+        judge.warm_spare()  # imports torch while the engine probes and designs
 
     def judged(run: Callable[[Dict[str, Any], Judge], Dict[str, Any]]) -> Callable[[Dict[str, Any]], Dict[str, Any]]:
         def handler(req: Dict[str, Any]) -> Dict[str, Any]:

@@ -368,9 +368,11 @@ class Jail:
                 if os.path.isfile(real) and any(real.startswith(d.rstrip("/") + "/") for d in visible):
                     inner += ["--ro-bind", "/dev/null", real]
             inner += ["--proc", "/proc", "--dev", "/dev"]
-            for dev in sorted(os.listdir("/dev")) if os.path.isdir("/dev") else []:
-                if dev.startswith("nvidia"):
-                    inner += ["--dev-bind", "/dev/" + dev, "/dev/" + dev]
+            gpus = [d for d in (sorted(os.listdir("/dev")) if os.path.isdir("/dev") else []) if d.startswith("nvidia")]
+            for dev in gpus:
+                inner += ["--dev-bind", "/dev/" + dev, "/dev/" + dev]
+            if gpus and os.path.isdir("/sys"):
+                inner += ["--ro-bind", "/sys", "/sys"]  # the CUDA driver reads the PCI topology there
             for key, value in sorted(env.items()):
                 inner += ["--setenv", key, value]
             inner += ["--chdir", "/tmp"]
