@@ -1,7 +1,7 @@
 """akg candidate child: runs one candidate kernel for the judge (akg_harness/child.py).
 
 Usage (started by the judge, inside the sandbox; never by hand):
-    python -u child_main.py --in-fd N --out-fd M --device cpu|cuda:N
+    python -u child_main.py --in-fd N --device cpu|cuda:N
 
 stdin carries the judge's commands; the answers go to a private copy of descriptor 1, and
 descriptor 1 itself points at stderr, so whatever the candidate prints cannot forge an answer line.
@@ -29,7 +29,6 @@ def _die_with_parent() -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description="akg candidate child")
     parser.add_argument("--in-fd", type=int, required=True)
-    parser.add_argument("--out-fd", type=int, required=True)
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
 
@@ -44,14 +43,13 @@ def main() -> int:
     import torch
 
     from akg_harness import env as worker_env
-    from akg_harness.child import Child, install_allocator
+    from akg_harness.child import Child
 
     device = worker_env.parse_device(args.device)
     if device.type == "cuda":
         torch.cuda.set_device(device)
     worker_env.set_threads(worker_env.thread_count())
-    child = Child(answers, args.in_fd, args.out_fd, device)
-    install_allocator(child.arena)
+    child = Child(answers, args.in_fd, device)
     child.send({"event": "ready", "pid": os.getpid(), "threads": torch.get_num_threads()})
     with torch.no_grad():
         return child.serve()

@@ -13,9 +13,11 @@ What crosses the boundary:
   init arguments, the reference's weights and the call's argument structure; tensors go through the
   input region (a memfd both map), written by the judge before every call;
 * child -> judge: JSON lines only, read with a deadline and a size limit. The judge believes no
-  number the child reports: it reads outputs from the output region itself when the child says
-  "done", times each call from its own "go" to that line, and reads the child's CPU time from the
-  cgroup. Tensors it builds are plain ``torch.Tensor`` objects over bytes it copied.
+  number the child reports: when the child says "done" it reads the outputs' bytes itself from the
+  child's memory (``process_vm_readv``, at the addresses the "done" line gives, the sizes the
+  reference's outputs have), times each batch from its own "go" to that line, and reads the
+  child's CPU time from the cgroup. Tensors it builds are plain ``torch.Tensor`` objects over bytes
+  it copied.
 
 A call's failures become HarnessErrors with the classes of the README: ``timeout`` (the judge's
 per-call deadline), ``crash`` (the child died by a signal), ``resource_limit`` (memory, processes,
@@ -29,6 +31,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import ctypes
 import pickle
 import select
 import shutil
@@ -57,6 +60,7 @@ MAX_ANSWER_LINE = 1 << 20
 START_TIMEOUT_S = 180.0
 CALIBRATION_CALLS = 24
 STAGE_MAX_BYTES = 512 << 20
+MAX_OUTPUT_BYTES = 16 << 30
 SANDBOX_KERNEL_DIR = "/akg/kernel"
 _HARNESS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _counter = 0
@@ -121,11 +125,10 @@ class CandidateProcess:
         self.stage = tempfile.mkdtemp(prefix="akg-kernel-")
         os.chmod(self.stage, 0o755)
         self.in_fd = os.memfd_create("akg-inputs", 0)
-        self.out_fd = os.memfd_create("akg-outputs", 0)
-        self.in_size = self.out_size = 0
+        self.in_size = 0
         self.in_mm: Optional[mmap.mmap] = None
-        self.out_mm: Optional[mmap.mmap] = None
         self.in_u8: Optional[torch.Tensor] = None
+        self.child_pid = 0
         self.cgroup = Cgroup(f"akg-{os.getpid()}-{_counter}", int(self.settings["memory_mb"]) << 20,
                              int(self.settings["processes"]))
         self.cpu_outside_ns = 0
@@ -154,7 +157,7 @@ class CandidateProcess:
         self.kernel_dir = kernel_dir
         argv = [sys.executable, "-u",
                 os.path.join(_HARNESS_DIR, "child_main.py"), "--in-fd", str(self.in_fd),
-                "--out-fd", str(self.out_fd), "--device", self.device]
+                "--device", self.device]
         env = self.jail.child_env({})
         cmd = self.jail.command(argv, env, self.stage, _HARNESS_DIR, [], self._rlimits(), self.cgroup)
         if self.jail.mode == "bwrap":
@@ -163,7 +166,7 @@ class CandidateProcess:
             cmd[at:at] = ["--ro-bind", self.stage, SANDBOX_KERNEL_DIR]
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
-                                         pass_fds=(self.in_fd, self.out_fd), env=env,
+                                         pass_fds=(self.in_fd,), env=env,
                                          start_new_session=True, close_fds=True)
         except OSError as exc:
             raise HarnessError(SANDBOX_ERROR, f"cannot start the candidate's sandbox: {exc}") from None
@@ -183,11 +186,15 @@ class CandidateProcess:
         if msg.get("event") != "ready":
             raise HarnessError(SANDBOX_ERROR, f"the candidate's process started wrongly: {str(msg)[:300]}")
         self._ready = True
-        self._ensure(64, 64)
+        self.child_pid = _find_child(self.proc.pid if self.proc is not None else 0)
+        if not self.child_pid:
+            raise HarnessError(SANDBOX_ERROR, "the candidate's sandboxed process cannot be found among the "
+                               "sandbox's processes")
+        self._ensure(64)
         probe = [[torch.zeros(1)]]
         walls = []
         for _ in range(CALIBRATION_CALLS):
-            walls.append(self.call(probe, null=True, what="calibration").wall_ns)
+            walls.append(self.call(probe, expect=[4], null=True, what="calibration").wall_ns)
         walls.sort()
         self.delta_ns = walls[len(walls) // 2]
 
@@ -286,28 +293,32 @@ class CandidateProcess:
 
     # ---------- regions ----------
 
-    def _ensure(self, in_bytes: int, out_bytes: int) -> None:
-        grow_in = in_bytes > self.in_size
-        grow_out = out_bytes > self.out_size
-        if not grow_in and not grow_out:
+    def _ensure(self, in_bytes: int) -> None:
+        if in_bytes <= self.in_size:
             return
-        if grow_in:
-            self.in_size = max(in_bytes, 2 * self.in_size, 1 << 20)
-            os.ftruncate(self.in_fd, self.in_size)
-            self.in_u8 = None
-            self.in_mm = mmap.mmap(self.in_fd, self.in_size)
-            self.in_u8 = torch.frombuffer(self.in_mm, dtype=torch.uint8)
-        if grow_out:
-            self.out_size = max(out_bytes, 2 * self.out_size, 1 << 20)
-            os.ftruncate(self.out_fd, self.out_size)
-            self.out_mm = mmap.mmap(self.out_fd, self.out_size)
-            # every byte 0xFF: NaN, -1, 255, True; an element the kernel never writes shows up
-            torch.frombuffer(self.out_mm, dtype=torch.uint8).fill_(255)
-        self._send({"op": "map", "in": self.in_size, "out": self.out_size})
-        msg = self._recv(self._deadline(), "mapping its regions")
+        self.in_size = max(in_bytes, 2 * self.in_size, 1 << 20)
+        os.ftruncate(self.in_fd, self.in_size)
+        self.in_u8 = None
+        self.in_mm = mmap.mmap(self.in_fd, self.in_size)
+        self.in_u8 = torch.frombuffer(self.in_mm, dtype=torch.uint8)
+        self._send({"op": "map", "in": self.in_size})
+        msg = self._recv(self._deadline(), "mapping its input region")
         if not msg.get("ok"):
-            raise HarnessError(RUNTIME_ERROR, "the kernel's process could not map the shared regions",
+            raise HarnessError(RUNTIME_ERROR, "the kernel's process could not map the input region",
                                where="kernel")
+
+    def _read(self, addr: Any, nbytes: int) -> bytes:
+        """``nbytes`` of the child's memory at ``addr`` (the judge's own read)."""
+        if not isinstance(addr, int) or isinstance(addr, bool) or addr <= 0:
+            raise HarnessError(RUNTIME_ERROR, "the kernel's process gave no valid address for an output",
+                               where="kernel")
+        if nbytes == 0:
+            return b""
+        buf = bytearray(nbytes)
+        if not _read_memory(self.child_pid, addr, buf):
+            raise HarnessError(RUNTIME_ERROR, f"an output of {nbytes} bytes at 0x{addr:x} is not readable memory "
+                               "of the kernel's process (it claims an output it does not hold)", where="kernel")
+        return bytes(buf)
 
     # ---------- load ----------
 
@@ -381,7 +392,7 @@ class CandidateProcess:
                 offs.append(top)
                 top += t.numel() * t.element_size()
             offsets.append(offs)
-        self._ensure(max(top, 64), self.out_size)
+        self._ensure(max(top, 64))
         assert self.in_u8 is not None
         written: List[List[torch.Tensor]] = []
         structures: List[Any] = []
@@ -407,24 +418,24 @@ class CandidateProcess:
             structures.append([_mark(a, it) for a in args])
         return structures, written
 
-    def call(self, batch: List[List[Any]], check: Optional[List[int]] = None, out_bytes: int = 0,
+    def call(self, batch: List[List[Any]], check: Optional[List[int]] = None, expect: Optional[List[int]] = None,
              null: bool = False, what: str = "ModelNew.forward",
              rolls: Optional[List[Optional[List[int]]]] = None, delay_s: float = 0.005) -> CallResult:
         """One batch of calls of the candidate, back to back, timed by the judge from "go" to
-        "done". For the sets listed in ``check`` the outputs are copied out at "done", read again
-        after ``delay_s`` (late writers), and the inputs must be as written."""
+        "done". For the sets listed in ``check`` the outputs are read at "done" (``expect``: the
+        reference's output sizes in bytes), read again after ``delay_s`` (late writers), and the
+        inputs must be as written."""
         if self.dead_reason is not None:
             raise self.dead_reason
         try:
-            return self._call(batch, check or [], out_bytes, null, what, rolls, delay_s)
+            return self._call(batch, check or [], expect or [], null, what, rolls, delay_s)
         except HarnessError as err:
             if err.error_class in (TIMEOUT, CRASH, RESOURCE_LIMIT, SANDBOX_ERROR, LATE_WRITE):
                 self.dead_reason = err
             raise
 
-    def _call(self, batch: List[List[Any]], check: List[int], out_bytes: int, null: bool, what: str,
+    def _call(self, batch: List[List[Any]], check: List[int], expect: List[int], null: bool, what: str,
               rolls: Optional[List[Optional[List[int]]]], delay_s: float) -> CallResult:
-        self._ensure(self.in_size, max(self.out_size, 3 * out_bytes * len(batch) + (4 << 20)))
         structures, written = self.write_inputs(batch, rolls)
         expected = {b: [t.clone() for t in written[b]] for b in check}
         self._send({"op": "call", "null": null}, pickle.dumps(structures, protocol=pickle.HIGHEST_PROTOCOL))
@@ -440,26 +451,25 @@ class CandidateProcess:
         cpu1 = self.cgroup.cpu_ns()
         if not msg.get("done"):
             raise self._kernel_error(msg, RUNTIME_ERROR)
-        top = msg.get("top")
-        if not isinstance(top, int) or isinstance(top, bool) or not 0 <= top <= self.out_size:
-            raise HarnessError(RUNTIME_ERROR, "the kernel's process answered \"done\" without a valid "
-                               "output extent: it does not follow the child protocol", where="kernel")
-        assert self.out_mm is not None
-        at_done = bytes(self.out_mm[:top]) if check else b""  # the outputs as they were at "done"
+        ptrs = msg.get("ptrs")
+        if not isinstance(ptrs, list) or len(ptrs) != len(batch) or not all(isinstance(p, list) for p in ptrs):
+            raise HarnessError(RUNTIME_ERROR, "the kernel's process answered \"done\" for another number of "
+                               "calls than it was given: it does not follow the child protocol", where="kernel")
+        # the outputs as they are at "done", before anything else happens
+        at_done = {b: [self._read(p, n) for p, n in zip(ptrs[b], expect)] for b in check}
         msg = self._recv(self._deadline(), f"describing the outputs of {what}")
         descs = msg.get("outs")
         if not isinstance(descs, list) or len(descs) != len(batch):
-            raise HarnessError(RUNTIME_ERROR, "the kernel's process answered for another number of calls "
+            raise HarnessError(RUNTIME_ERROR, "the kernel's process described another number of calls "
                                "than it was given", where="kernel")
         outs: Dict[int, List[Any]] = {}
         for b in check:
-            outs[b] = self._snapshot(descs[b], at_done)
+            outs[b] = self._outputs(descs[b], ptrs[b], at_done[b])
         if check and delay_s > 0:
             time.sleep(delay_s)
         for b in check:
-            again = self._snapshot(descs[b], None)
-            for i, (x, y) in enumerate(zip(outs[b], again)):
-                if isinstance(x, torch.Tensor) and not _same_bytes(x, y):
+            for i, (p, before) in enumerate(zip(ptrs[b], at_done[b])):
+                if self._read(p, len(before)) != before:
                     self.kill()
                     raise HarnessError(LATE_WRITE, f"output {i} changed after ModelNew.forward returned: the "
                                        "kernel kept writing it from another thread or process (all work must "
@@ -470,12 +480,11 @@ class CandidateProcess:
         cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
         return CallResult(outs=outs, wall_ns=t1 - t0, cpu_ns=cpu)
 
-    def _snapshot(self, descs: Any, source: Optional[bytes]) -> List[Any]:
-        """The outputs ``descs`` describes, read from ``source`` (the region's bytes at "done") or,
-        when None, from the region as it is now."""
+    def _outputs(self, descs: Any, ptrs: List[Any], at_done: List[bytes]) -> List[Any]:
+        """Tensors built from the bytes read at "done" (re-read at the described size when the
+        kernel's output is not the reference's size: a shape mismatch in any case)."""
         if not isinstance(descs, list):
             raise HarnessError(RUNTIME_ERROR, "the kernel's process sent no outputs", where="kernel")
-        assert self.out_mm is not None
         outs: List[Any] = []
         for i, d in enumerate(descs):
             if not isinstance(d, dict):
@@ -488,20 +497,19 @@ class CandidateProcess:
                 continue
             dtype = _dtype_from_name(d.get("dtype"))
             shape = d.get("shape")
-            off = d.get("off")
-            if dtype is None or not isinstance(shape, list) or not all(
-                    isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape) or \
-                    not isinstance(off, int) or isinstance(off, bool):
+            if dtype is None or not isinstance(shape, list) or len(shape) > 64 or not all(
+                    isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape):
                 raise HarnessError(RUNTIME_ERROR, f"output {i}: malformed tensor description", where="kernel")
             numel = 1
             for s in shape:
                 numel *= s
             nbytes = numel * torch.empty((), dtype=dtype).element_size()
-            limit = self.out_size if source is None else len(source)
-            if off < 0 or off + nbytes > limit:
-                raise HarnessError(RUNTIME_ERROR, f"output {i} lies outside the output region the kernel "
-                                   "reported when it returned", where="kernel")
-            raw = bytearray(self.out_mm[off:off + nbytes] if source is None else source[off:off + nbytes])
+            if nbytes > MAX_OUTPUT_BYTES:
+                raise HarnessError(RUNTIME_ERROR, f"output {i} claims {nbytes} bytes", where="kernel")
+            if i < len(at_done) and len(at_done[i]) == nbytes:
+                raw = bytearray(at_done[i])
+            else:
+                raw = bytearray(self._read(ptrs[i] if i < len(ptrs) else 0, nbytes))
             t = torch.frombuffer(raw, dtype=dtype) if nbytes else torch.empty(0, dtype=dtype)
             outs.append(t.reshape(shape))
         return outs
@@ -534,18 +542,16 @@ class CandidateProcess:
             except OSError:
                 pass
         self.in_u8 = None
-        for mm in (self.in_mm, self.out_mm):
-            if mm is not None:
-                try:
-                    mm.close()
-                except (BufferError, ValueError):
-                    pass
-        for fd in (self.in_fd, self.out_fd):
+        if self.in_mm is not None:
             try:
-                os.close(fd)
-            except OSError:
+                self.in_mm.close()
+            except (BufferError, ValueError):
                 pass
-        self.in_fd = self.out_fd = -1
+        try:
+            os.close(self.in_fd)
+        except OSError:
+            pass
+        self.in_fd = -1
         shutil.rmtree(self.stage, ignore_errors=True)
 
 
@@ -567,6 +573,52 @@ def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
         return True
     return bool(torch.equal(a.reshape(-1).view(torch.uint8) if a.dtype != torch.bool else a.reshape(-1),
                             b.reshape(-1).view(torch.uint8) if b.dtype != torch.bool else b.reshape(-1)))
+
+
+class _IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _read_memory(pid: int, addr: int, buf: bytearray) -> bool:
+    """Copies len(buf) bytes of process ``pid`` at ``addr`` into ``buf``; False when not readable."""
+    holder = (ctypes.c_char * len(buf)).from_buffer(buf)
+    done = 0
+    while done < len(buf):
+        local = _IoVec(ctypes.addressof(holder) + done, len(buf) - done)
+        remote = _IoVec(addr + done, len(buf) - done)
+        n = _LIBC.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+        if n <= 0:
+            return False
+        done += n
+    return True
+
+
+def _find_child(root: int) -> int:
+    """The pid of the sandboxed python (child_main.py) among ``root`` and its descendants."""
+    todo, seen = [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen or pid <= 0:
+            continue
+        seen.add(pid)
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        launcher = os.path.basename(argv[0]) in (b"bwrap", b"bash", b"sh")
+        if not launcher and any(a.endswith(b"child_main.py") for a in argv):
+            return pid
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as f:
+                    todo.extend(int(x) for x in f.read().split())
+        except OSError:
+            continue
+    return 0
 
 
 def sweep_stale_cgroups() -> None:

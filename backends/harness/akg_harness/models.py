@@ -74,14 +74,15 @@ def run_reference(ref: Reference, model: nn.Module, args: List[Any], env: Worker
     return flatten_outputs(out)
 
 
-def output_bytes(outs: List[Any]) -> int:
-    return sum(t.numel() * t.element_size() for t in outs if isinstance(t, torch.Tensor))
+def output_sizes(outs: List[Any]) -> List[int]:
+    """Bytes of each output (0 for a non-tensor): what the judge reads of the kernel's outputs."""
+    return [t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0 for t in outs]
 
 
-def run_kernel_checked(contest: Contest, args: List[Any], out_bytes: int, env: WorkerEnv,
+def run_kernel_checked(contest: Contest, args: List[Any], expect: List[int], env: WorkerEnv,
                        roll: Optional[List[int]] = None) -> List[Any]:
     """One checked call of the candidate in its child: the outputs as they were when it returned."""
-    result = contest.child.call([args], check=[0], out_bytes=out_bytes, rolls=[roll] if roll else None)
+    result = contest.child.call([args], check=[0], expect=expect, rolls=[roll] if roll else None)
     outs = result.outs[0]
     if env.device.type != "cpu":
         outs = [t.to(env.device) if isinstance(t, torch.Tensor) else t for t in outs]

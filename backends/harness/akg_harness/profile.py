@@ -31,7 +31,7 @@ from .compare import compare_outputs, fp64_rule_passes, reduction_sizes
 from .env import WorkerEnv
 from .inputs import SEED_STRIDE, clone_args, draw_cases, to_double
 from .loading import Registry, call_user
-from .models import Contest, build_contest, output_bytes, run_kernel_checked, run_reference
+from .models import Contest, build_contest, output_sizes, run_kernel_checked, run_reference
 from .protocol import NUMERICAL_MISMATCH, RUNTIME_ERROR, HarnessError
 from .verify import int_field, optional_float
 
@@ -196,7 +196,8 @@ class KernelTimer:
         self.cpu_measured = True
         self.in_bytes = _bytes_of(bases[0])
         first = run_reference(contest.reference, contest.ref_model, clone_args(bases[0], env.device), env)
-        self.out_bytes = output_bytes(first)
+        self.expect = output_sizes(first)
+        self.out_bytes = sum(self.expect)
 
     def _variant(self) -> Tuple[List[Any], List[int]]:
         base = self.bases[self.rng.randrange(len(self.bases))]
@@ -231,7 +232,7 @@ class KernelTimer:
         overhead, measured before the candidate was loaded, taken off once)."""
         variants = [self._variant() for _ in range(k)]
         check = check or []
-        result = self.child.call([v[0] for v in variants], check=check, out_bytes=self.out_bytes,
+        result = self.child.call([v[0] for v in variants], check=check, expect=self.expect,
                                  rolls=[v[1] for v in variants])
         for b in check:
             self._check(variants[b][0], variants[b][1], result.outs[b], self.calls + b)
@@ -376,7 +377,7 @@ def _flags(answer: Dict[str, Any], kt: KernelTimer, pair: Contest, ref: Any, see
         for t in range(REVERIFY_TRIALS):
             for case in draw_cases(ref, seed + 7919 * (t + 1) + kt.rng.randrange(1 << 20)):
                 ref_out = run_reference(ref, pair.ref_model, clone_args(case.args, env.device), env)
-                out = run_kernel_checked(pair, case.args, output_bytes(ref_out), env)
+                out = run_kernel_checked(pair, case.args, output_sizes(ref_out), env)
                 result = compare_outputs(ref_out, out, atol, rtol, f"re-verification of a {speedup:.1f}x speedup",
                                          reduction_sizes(case.args, ref_out))
                 if not result.ok:

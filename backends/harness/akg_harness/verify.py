@@ -13,7 +13,7 @@ from .env import WorkerEnv
 from .inputs import (SEED_STRIDE, Case, clone_args, count_nonfinite, draw_cases, dtype_name,
                      heavy_tailed_like, precision_like, to_double)
 from .loading import Registry
-from .models import Contest, build_contest, output_bytes, run_kernel_checked, run_reference
+from .models import Contest, build_contest, output_sizes, run_kernel_checked, run_reference
 from .protocol import NUMERICAL_MISMATCH, RUNTIME_ERROR, HarnessError
 
 MAX_TRIALS = 1000
@@ -130,7 +130,7 @@ def _run_case(pair: Contest, case: Case, trial: int, trials: int, seed: int, ato
     where = f"trial {trial} (seed {seed}), case {case.index}"
     args, ref_out = _reference_outputs(pair, case, trial, trials, env)
     try:
-        out = run_kernel_checked(pair, args, output_bytes(ref_out), env)
+        out = run_kernel_checked(pair, args, output_sizes(ref_out), env)
     except HarnessError as err:
         if err.where == "kernel" and "in place" in err.detail:
             err.detail = f"{err.detail} ({where})"
