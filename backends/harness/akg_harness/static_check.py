@@ -6,8 +6,8 @@ folder holds only the candidate's files) and never imports or runs any of it. Th
 cannot see or what would switch it off: imports of other libraries, torch internals, code built
 at run time, ctypes tricks, native code linked against torch or a BLAS.
 
-Python (the kernel file and every other ``.py`` file of the folder), by whitelist: what is not
-understood is refused.
+Python (the kernel file and the ``.py`` files of its folder it imports, transitively: a file
+nothing imports never runs), by whitelist: what is not understood is refused.
 
 * Imports: ``__future__``, ``ctypes``, ``os``, ``os.path``, ``math``, ``typing``, ``functools``,
   ``torch``, ``torch.nn``, ``triton``, ``triton.language`` (and its device libraries, usable only
@@ -130,22 +130,27 @@ def check_candidate(kernel_path: str) -> List[dict]:
                         f"{os.path.basename(kernel)} is not a plain file: the kernel must be a Python file "
                         "of its own folder")]
     py_files, elf_files = _scan_folder(folder, findings)
-    names = sorted(py_files, key=lambda n: (n != os.path.basename(kernel), n))
-    modules = {os.path.splitext(n)[0] for n in names}
+    modules = {n[:-3] for n in py_files}
     tables: Dict[str, Dict[str, str]] = {}
     trees: Dict[str, ast.Module] = {}
+    queue = [os.path.basename(kernel)]
     total = 0
-    for name in names:
+    while queue:  # the kernel file, then the files of its folder it imports, transitively
+        name = queue.pop(0)
+        if name in trees:
+            continue
         total += os.path.getsize(os.path.join(folder, name))
         if total > _MAX_PY_TOTAL:
             findings.append(finding(folder, name, None, "too much Python",
-                                    f"the kernel folder holds more than {_MAX_PY_TOTAL >> 20} MB of Python: too "
-                                    "much for a kernel's glue"))
+                                    f"the kernel and the files it imports hold more than {_MAX_PY_TOTAL >> 20} MB "
+                                    "of Python: too much for a kernel's glue"))
             break
         tree = _parse(folder, name, findings)
-        if tree is not None:
-            trees[name] = tree
-            tables[os.path.splitext(name)[0]] = {}
+        if tree is None:
+            continue
+        trees[name] = tree
+        tables[os.path.splitext(name)[0]] = {}
+        queue.extend(f"{m}.py" for m in sorted(_sibling_imports(tree, modules)) if f"{m}.py" not in trees)
     checkers = [FileCheck(folder, name, tree, modules, tables) for name, tree in trees.items()]
     for checker in checkers:
         checker.read_imports()
@@ -156,6 +161,17 @@ def check_candidate(kernel_path: str) -> List[dict]:
     for name in elf_files:
         findings.extend(check_elf(folder, name, budget))
     return _dedupe(findings)[:_MAX_FINDINGS]
+
+
+def _sibling_imports(tree: ast.Module, modules: Set[str]) -> Set[str]:
+    """The files of the folder a module imports (import helper, from helper import x)."""
+    out: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name in modules)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module in modules:
+            out.add(node.module)
+    return out
 
 
 def raise_first(findings: List[dict]) -> None:
@@ -283,9 +299,11 @@ def _parse(folder: str, name: str, findings: List[dict]) -> Optional[ast.Module]
         line = exc.lineno
         where = f"{name} line {line}" if line else name
         findings.append(finding(folder, name, line, "syntax error",
-                                f"{where}: the file does not parse: {exc.msg}", error_class=BUILD_ERROR))
+                                f"{where}: the file does not parse (SyntaxError: {exc.msg})",
+                                error_class=BUILD_ERROR))
     except (ValueError, RecursionError, MemoryError) as exc:
-        findings.append(finding(folder, name, None, "syntax error", f"{name}: the file does not parse: {exc}",
+        findings.append(finding(folder, name, None, "syntax error",
+                                f"{name}: the file does not parse ({type(exc).__name__}: {exc})",
                                 error_class=BUILD_ERROR))
     return None
 

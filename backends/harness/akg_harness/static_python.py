@@ -50,6 +50,7 @@ class _ClassInfo:
     def __init__(self, is_nn_module: bool, methods: Set[str]) -> None:
         self.is_nn_module = is_nn_module  # its constructor may build weights
         self.methods = methods
+        self.assigned: Set[str] = set()  # every self.<name> the methods bind
         self.tensor_attrs: Set[str] = set()
         self.layer_attrs: Set[str] = set()
 
@@ -391,6 +392,7 @@ class FileCheck:
         scope.tensors = self._flow(scope, method.body, initial)
         for target, value, _single in self._pairs(method.body):
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me:
+                info.assigned.add(target.attr)
                 if self._is_layer_call(value):
                     info.layer_attrs.add(target.attr)
                 elif self._is_tensor(value, scope):
@@ -573,9 +575,11 @@ class FileCheck:
             return
         if scope.kind in ("ctor", "triton") or attr not in COMPUTE_METHODS or library:
             return
-        if (isinstance(receiver, ast.Name) and receiver.id == scope.self_name and scope.cls is not None
-                and attr in scope.cls.methods):
-            return  # the class's own method
+        info = scope.cls
+        if (isinstance(receiver, ast.Name) and receiver.id == scope.self_name and info is not None
+                and (info.is_nn_module or attr in info.methods or attr in info.assigned)
+                and attr not in info.tensor_attrs):
+            return  # the object's own method or attribute: an nn.Module, or not a tensor's
         tensor = self._is_tensor(receiver, scope)
         if called or via_getattr or tensor:
             if attr in PY_METHOD_NAMES and not tensor:
@@ -706,8 +710,9 @@ class FileCheck:
         tensors = [o for o in operands if self._is_tensor(o, scope) and not isinstance(o, flagged)]
         if tensors:
             hint = ""
-            if any(isinstance(o, ast.Name) and o.id in scope.forward_args for o in tensors):
-                hint = " (a forward argument that is a number can say so: alpha: float)"
+            args = [o.id for o in tensors if isinstance(o, ast.Name) and o.id in scope.forward_args]
+            if args:
+                hint = f" (if {args[0]} is a number, not a tensor, say so: {args[0]}: float)"
             self._add(node, scope, op, f"applies {op} to a tensor ({_src(node)})",
                       "tensor operators compute in torch; " + REASON_COMPUTE + hint)
 

@@ -126,6 +126,15 @@ class StaticCheckTest(unittest.TestCase):
         for kernel in HONEST_FIXTURES:
             with self.subTest(kernel=kernel):
                 self.assertEqual(self.fixture_folder(kernel).check(kernel), [])
+        # All fixture kernels in one folder (as the harness tests keep them): the cheats beside an
+        # honest kernel are files it never imports, so they never run with it.
+        for name in os.listdir(KERNELS):
+            if name.endswith(".py"):
+                self.cand.copy(os.path.join(KERNELS, name))
+        self.cand.copy(self.akgfx)
+        for kernel in HONEST_FIXTURES:
+            with self.subTest(shared_folder=kernel):
+                self.assertEqual(self.cand.check(kernel), [])
 
     def test_dishonest_fixture_kernels_refused(self) -> None:
         cases = {"calls_reference.py": ("importlib.util", 1), "holds_reference.py": ("importlib.util", 1),
@@ -144,6 +153,8 @@ class StaticCheckTest(unittest.TestCase):
         with self.assertRaises(HarnessError) as caught:
             raise_first(findings)
         self.assertEqual(caught.exception.error_class, "build_error")
+        self.assertEqual(caught.exception.detail, "syntax_error.py line 5: the file does not parse (SyntaxError: "
+                                                  "expected ':')")
 
     def test_honest_model_written_kernels_pass(self) -> None:
         for name in ("honest_layers.py", "triton_autotune.py"):
@@ -528,8 +539,12 @@ class StaticCheckTest(unittest.TestCase):
             import torch.nn as nn
 
             class ModelNew(nn.Module):
+                def __init__(self, inner):
+                    super().__init__()
+                    self.inner = inner
+
                 def matmul(self, a, b):
-                    return torch.empty(a.shape[0], b.shape[1])
+                    return torch.empty(a.shape[0], b.shape[1], out=self.inner(a))
 
                 def forward(self, x, w, alpha: float, beta=1.0):
                     return self.matmul(x, w), alpha * 2 + beta
@@ -541,7 +556,7 @@ class StaticCheckTest(unittest.TestCase):
                 def forward(self, x, alpha):
                     return x.view(-1), alpha * 2  # <-
             """, "*")
-        self.assertIn("a forward argument that is a number can say so: alpha: float", finding["detail"])
+        self.assertIn("(if alpha is a number, not a tensor, say so: alpha: float)", finding["detail"])
 
     # -- ctypes
 
@@ -630,9 +645,11 @@ class StaticCheckTest(unittest.TestCase):
 
     def test_sibling_files_are_checked(self) -> None:
         self.cand.write("model_new.py", "import helper\n")
-        self.cand.write("helper.py", "import os\nimport numpy\n")
+        self.cand.write("helper.py", "import os\nfrom deeper import VALUE\n")
+        self.cand.write("deeper.py", "import numpy\nVALUE = 1\n")
+        self.cand.write("unused.py", "import numpy\n")  # nothing imports it: it never runs
         findings = self.cand.check()
-        self.assertEqual([(f["file"], f["line"], f["construct"]) for f in findings], [("helper.py", 2, "numpy")])
+        self.assertEqual([(f["file"], f["line"], f["construct"]) for f in findings], [("deeper.py", 1, "numpy")])
         # an alias made in a sibling is followed
         self.refused("from helper import T\n\ndef f(x):\n    return T.softmax(x, 0)  # <-\n", "torch.softmax",
                      extra={"helper.py": "import torch as T\n"})
