@@ -105,12 +105,15 @@ class CallResult:
     outs: Dict[int, List[Any]]  # per checked set: the outputs as read at "done"
     wall_ns: int               # judge-measured, "go" to "done"
     cpu_ns: Optional[int]      # child CPU time inside the call (cgroup), None when not measured
+    cpu_begin: Optional[int] = None   # the cgroup's CPU counter when the command was sent
+    cpu_end: Optional[int] = None     # ... and when the last answer line had arrived
+    cpu_handling: int = 0             # child CPU spent preparing the call and describing outputs
 
 
 class CandidateProcess:
     """One sandboxed child (see the module docstring)."""
 
-    def __init__(self, jail: Jail, device: str) -> None:
+    def __init__(self, jail: Jail, device: str, hide: Optional[List[str]] = None) -> None:
         global _counter
         _counter += 1
         self.jail = jail
@@ -122,6 +125,7 @@ class CandidateProcess:
         self.dead_reason: Optional[HarnessError] = None
         self.kernel_real = ""
         self.delta_ns = 0
+        self.hide = list(hide or [])
         self.stage = tempfile.mkdtemp(prefix="akg-kernel-")
         os.chmod(self.stage, 0o755)
         self.in_fd = os.memfd_create("akg-inputs", 0)
@@ -159,10 +163,11 @@ class CandidateProcess:
                 os.path.join(_HARNESS_DIR, "child_main.py"), "--in-fd", str(self.in_fd),
                 "--device", self.device]
         env = self.jail.child_env({})
-        cmd = self.jail.command(argv, env, self.stage, _HARNESS_DIR, [], self._rlimits(), self.cgroup)
+        cmd = self.jail.command(argv, env, self.stage, _HARNESS_DIR, self.hide, self._rlimits(), self.cgroup)
+        self.visible = self.jail.visible_paths(self.stage, _HARNESS_DIR) if self.jail.mode == "bwrap" else []
         if self.jail.mode == "bwrap":
             # the staged kernel folder appears read-only at a fixed path inside the sandbox
-            at = cmd.index("--chdir")
+            at = cmd.index("--remount-ro")
             cmd[at:at] = ["--ro-bind", self.stage, SANDBOX_KERNEL_DIR]
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
@@ -197,6 +202,13 @@ class CandidateProcess:
             walls.append(self.call(probe, expect=[4], null=True, what="calibration").wall_ns)
         walls.sort()
         self.delta_ns = walls[len(walls) // 2]
+
+    def shows(self, path: str) -> bool:
+        """True when ``path`` is visible inside this child's sandbox and not masked."""
+        real = os.path.realpath(path)
+        if any(os.path.realpath(h) == real for h in self.hide):
+            return False
+        return any(real == v or real.startswith(v.rstrip("/") + "/") for v in self.visible)
 
     # ---------- wire ----------
 
@@ -366,7 +378,12 @@ class CandidateProcess:
 
     def _kernel_error(self, msg: Dict[str, Any], default: str) -> HarnessError:
         cls = msg.get("class") if msg.get("class") in (BUILD_ERROR, RUNTIME_ERROR) else default
-        detail = str(msg.get("detail") or "the kernel failed")[:3900]
+        if not isinstance(msg.get("detail"), str) or not msg.get("detail"):
+            self.kill()
+            return HarnessError(RUNTIME_ERROR, "the kernel's process broke the child protocol: it answered "
+                                f"{json.dumps(msg)[:200]} where the judge waited for its next step; something in "
+                                "the kernel wrote to the judge's answer channel", where="kernel")
+        detail = str(msg.get("detail"))[:3900]
         detail = detail.replace(self.kernel_dir + "/", os.path.dirname(self.kernel_real) + "/")
         line = msg.get("line") if isinstance(msg.get("line"), int) and not isinstance(msg.get("line"), bool) else None
         return HarnessError(cls, detail, where="kernel", line=line,
@@ -438,7 +455,9 @@ class CandidateProcess:
               rolls: Optional[List[Optional[List[int]]]], delay_s: float) -> CallResult:
         structures, written = self.write_inputs(batch, rolls)
         expected = {b: [t.clone() for t in written[b]] for b in check}
-        self._send({"op": "call", "null": null}, pickle.dumps(structures, protocol=pickle.HIGHEST_PROTOCOL))
+        blob = pickle.dumps(structures, protocol=pickle.HIGHEST_PROTOCOL)
+        cpu_begin = self.cgroup.cpu_ns()
+        self._send({"op": "call", "null": null}, blob)
         msg = self._recv(self._deadline(), f"preparing {what}")
         if not msg.get("ready"):
             raise self._kernel_error(msg, RUNTIME_ERROR)
@@ -458,6 +477,7 @@ class CandidateProcess:
         # the outputs as they are at "done", before anything else happens
         at_done = {b: [self._read(p, n) for p, n in zip(ptrs[b], expect)] for b in check}
         msg = self._recv(self._deadline(), f"describing the outputs of {what}")
+        cpu_end = self.cgroup.cpu_ns()
         descs = msg.get("outs")
         if not isinstance(descs, list) or len(descs) != len(batch):
             raise HarnessError(RUNTIME_ERROR, "the kernel's process described another number of calls "
@@ -477,8 +497,11 @@ class CandidateProcess:
             for i, (before, after) in enumerate(zip(expected[b], written[b])):
                 if not _same_bytes(before, after):
                     raise HarnessError(RUNTIME_ERROR, f"kernel modified input {i} in place", where="kernel")
-        cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
-        return CallResult(outs=outs, wall_ns=t1 - t0, cpu_ns=cpu)
+        measured = None not in (cpu_begin, cpu0, cpu1, cpu_end)
+        cpu = cpu1 - cpu0 if measured else None
+        handling = (cpu_end - cpu_begin) - cpu if measured else 0
+        return CallResult(outs=outs, wall_ns=t1 - t0, cpu_ns=cpu, cpu_begin=cpu_begin if measured else None,
+                          cpu_end=cpu_end if measured else None, cpu_handling=handling)
 
     def _outputs(self, descs: Any, ptrs: List[Any], at_done: List[bytes]) -> List[Any]:
         """Tensors built from the bytes read at "done" (re-read at the described size when the
@@ -698,6 +721,16 @@ class Judge:
             return cur
         self.drop_current()
         child = self._fresh()
+        if any(child.shows(h) for h in hide):
+            # the reference lies in a folder the sandbox shows: this candidate gets a child whose
+            # view masks it
+            child.close()
+            child = CandidateProcess(self.jail, self.device, hide)
+            try:
+                child.wait_ready()
+            except HarnessError:
+                child.close()
+                raise
         self.current = child
         child.key = key
         child.load(kernel_path, hide, init, state, seed)

@@ -323,20 +323,24 @@ class Jail:
         env.update(extra)
         return env
 
-    def _visible_dirs(self, kernel_dir: str, harness_dir: str) -> List[str]:
+    def visible_paths(self, kernel_dir: str, harness_dir: str) -> List[str]:
+        """Everything the child sees read-only: system folders, the interpreter's prefix and import
+        path (but the harness folder itself), the harness package and the child's entry, the kernel."""
         dirs = [d for d in _SYSTEM_DIRS if os.path.lexists(d)]
+        harness_real = os.path.realpath(harness_dir)
         prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
         for entry in sys.path:
-            if entry and os.path.isdir(entry):
+            if entry and os.path.isdir(entry) and os.path.realpath(entry) != harness_real:
                 prefixes.add(os.path.realpath(entry))
         prefixes.add(os.path.realpath(os.path.dirname(sys.executable)))
         prefixes.add(os.path.dirname(os.path.abspath(sys.executable)))  # a venv is found from here
-        prefixes.add(harness_dir)
+        prefixes.add(os.path.join(harness_dir, "akg_harness"))
+        prefixes.add(os.path.join(harness_dir, "child_main.py"))
         prefixes.add(kernel_dir)
         for p in sorted(prefixes):
             if not p or p == "/" or any(p == d or p.startswith(d + "/") for d in _SYSTEM_DIRS):
                 continue
-            if os.path.isdir(p):
+            if os.path.exists(p):
                 dirs.append(p)
         return dirs
 
@@ -357,12 +361,12 @@ class Jail:
             # interpreter's venv, a harness checkout) go on top of it, in order
             inner = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session",
                      "--cap-drop", "ALL", "--clearenv", "--size", str(size), "--tmpfs", "/tmp"]
-            for d in self._visible_dirs(kernel_dir, harness_dir):
+            visible = self.visible_paths(kernel_dir, harness_dir)
+            for d in visible:
                 if os.path.islink(d) and os.path.dirname(d) == "/":
                     inner += ["--symlink", os.readlink(d), d]
                 else:
                     inner += ["--ro-bind", d, d]
-            visible = self._visible_dirs(kernel_dir, harness_dir)
             for path in hide:
                 real = os.path.realpath(path)
                 if os.path.isfile(real) and any(real.startswith(d.rstrip("/") + "/") for d in visible):
@@ -375,7 +379,8 @@ class Jail:
                 inner += ["--ro-bind", "/sys", "/sys"]  # the CUDA driver reads the PCI topology there
             for key, value in sorted(env.items()):
                 inner += ["--setenv", key, value]
-            inner += ["--chdir", "/tmp"]
+            # the root of the view is bubblewrap's own tmpfs, holding the mount points: read-only too
+            inner += ["--remount-ro", "/", "--chdir", "/tmp"]
             inner += ["--"] + argv
         else:
             inner = argv

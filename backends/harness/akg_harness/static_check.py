@@ -1,10 +1,11 @@
 """The static check of a candidate kernel: it computes its result itself and calls no library compute.
 
 The judge runs this before it loads a candidate. It reads the candidate's folder (the kernel file's
-folder holds only the candidate's files) and never imports or runs any of it. The runtime guard
-(sandbox.py) still watches forward; this check refuses, before anything runs, what that guard
-cannot see or what would switch it off: imports of other libraries, torch internals, code built
-at run time, ctypes tricks, native code linked against torch or a BLAS.
+folder holds only the candidate's files) and never imports or runs any of it. It is the only check
+that the kernel does its compute itself: the candidate then runs in its own sandboxed child, where
+no hook of the judge's could be trusted. It refuses, before anything runs, imports of other
+libraries, torch internals, code built at run time, ctypes tricks, native code linked against torch
+or a BLAS.
 
 Python (the kernel file and the ``.py`` files of its folder it imports, transitively: a file
 nothing imports never runs), by whitelist: what is not understood is refused.
@@ -27,7 +28,7 @@ nothing imports never runs), by whitelist: what is not understood is refused.
   methods and operators are not checked. The constructor sees only the constructor's arguments,
   never forward's inputs, and the verifier copies the reference's weights over them anyway. A
   layer it builds only holds weights: calling it (``self.conv(x)``) anywhere is refused. (A
-  module built inside forward runs its constructor under the runtime guard.)
+  module built inside forward is checked by the rules of forward: its constructor's calls too.)
 * Tensor methods: a call ``r.m(...)`` whose name is a method of ``torch.Tensor`` outside
   ``ALLOWED_CALLS`` is refused whatever ``r`` is (the AST cannot know types), and ``tolist``
   too (the "pure Python through tolist()" cheat); ``self.m(...)`` of the class's own method is
@@ -42,8 +43,9 @@ nothing imports never runs), by whitelist: what is not understood is refused.
   ``float``, ``bool`` or ``str``: the finding says so), names
   bound from torch's tensor calls, from a tensor's methods, views or items, and ``self.<name>``
   bound from tensors, ``nn.Parameter`` or ``register_buffer``. Sizes (``x.shape[0]``,
-  ``x.size()``) are ints, so arithmetic on them is fine. This part is best effort: the runtime
-  guard sees every operator forward applies.
+  ``x.size()``) are ints, so arithmetic on them is fine. This part is best effort: a helper
+  function that receives tensors from elsewhere and applies operators to them is not seen
+  (README.md, "Sandbox": what is not restricted).
 * Never: ``exec eval compile __import__ globals locals vars open breakpoint input`` (unless the
   file binds the name itself and never deletes it); ``getattr``
   with a computed name (with a literal one it is the attribute access it spells);

@@ -604,6 +604,11 @@ class FileCheck:
             elif (func.id in TENSOR_BUILTINS and scope.kind not in ("ctor", "triton")
                   and any(self._is_tensor(a, scope) for a in node.args)):
                 self._add(node, scope, func.id, f"calls {func.id}() on a tensor ({_src(node)})", REASON_COMPUTE)
+        if (scope.kind not in ("ctor", "module", "class") and isinstance(func, ast.Name)
+                and func.id in self.module_classes):
+            self._add(node, scope, func.id, f"builds the module {func.id} ({_src(node)})",
+                      "a module's constructor may compute its weights with torch, so a module of the kernel is "
+                      "built in a constructor (the harness builds ModelNew), never while forward runs")
         if scope.kind != "ctor" and self._is_layer_ref(func, scope):
             self._add(node, scope, _src(func, 40), f"calls the torch layer {_src(func, 40)}",
                       "a layer the constructor builds only holds weights; " + REASON_COMPUTE)

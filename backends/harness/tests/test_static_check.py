@@ -442,6 +442,23 @@ class StaticCheckTest(unittest.TestCase):
                     return y, -scale * 2, x.shape[0] > 0
             """)
 
+    def test_modules_are_not_built_while_forward_runs(self) -> None:
+        # a constructor may compute weights with torch: building a module in forward would let it
+        # compute the output there
+        self.refused("""\
+            import torch
+            import torch.nn as nn
+
+            class Helper(nn.Module):
+                def __init__(self, x):
+                    super().__init__()
+                    self.y = torch.softmax(x, -1)
+
+            class ModelNew(nn.Module):
+                def forward(self, x):
+                    return Helper(x).y  # <-
+            """, "Helper")
+
     def test_layers_only_hold_weights(self) -> None:
         self.refused("""\
             import torch.nn as nn

@@ -33,8 +33,10 @@ class VerifyTest(unittest.TestCase):
         self.assertEqual(answer["max_abs_err"], 0.0)
         self.assertEqual((answer["atol"], answer["rtol"], answer["dtype"]), (1e-4, 1e-4, "float32"))
         self.assertFalse(answer["fp64_rule"])
-        # relu_ref draws non-negative inputs: trials 1.. ran on signed heavy-tailed ones.
-        self.assertEqual(answer["heavy_tailed"], [[1, 0], [2, 0], [3, 0], [4, 0]])
+        # relu_ref draws non-negative inputs: trials 1..3 ran on signed heavy-tailed ones, the last
+        # on precision-exposing ones (1 + x/256)
+        self.assertEqual(answer["heavy_tailed"], [[1, 0], [2, 0], [3, 0]])
+        self.assertEqual(answer["precision"], [[4, 0]])
         # one progress line per passed trial came before the answer
         self.assertEqual([(p["trial"], p["trials"]) for p in self.worker.progress],
                          [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)])
@@ -70,33 +72,37 @@ class VerifyTest(unittest.TestCase):
         self.assertEqual(answer["class"], "numerical_mismatch")
         self.assertEqual(answer["trial"], 1)
 
-    def test_half_filled_output_caught_by_poisoning(self) -> None:
+    def test_half_filled_output_caught(self) -> None:
+        # The unwritten half keeps what the memory held: never the right values for new inputs.
         answer = self.verify("relu_half.py")
         self.assertFalse(answer["ok"])
         self.assertEqual(answer["class"], "numerical_mismatch")
-        self.assertIn("NaN positions differ", answer["detail"])
-        self.assertIn("8192 of 16384", answer["detail"])
+        self.assertRegex(answer["detail"], r"(\d+) of 16384 elements out of tolerance|positions differ")
 
     def test_torch_compute_call_forbidden(self) -> None:
         answer = self.verify("relu_cheat.py")
         self.assertFalse(answer["ok"])
         self.assertEqual(answer["class"], "forbidden")
-        self.assertEqual(answer["detail"], "ModelNew.forward called torch.relu: the kernel must compute the result itself")
+        self.assertTrue(answer["detail"].startswith("relu_cheat.py line 7: ModelNew.forward calls torch.relu: "
+                                                    "the kernel must compute its result itself"), answer["detail"])
+        self.assertEqual(answer["line"], 7)
 
     def test_forbidden_even_when_kernel_catches_it(self) -> None:
+        # refused before it runs: the static check reads the fallback in the except branch
         answer = self.verify("relu_cheat_caught.py")
         self.assertEqual(answer["class"], "forbidden")
-        self.assertIn("Tensor.gt", answer["detail"])
+        self.assertIn("applies * to a tensor", answer["detail"])
 
     def test_holding_the_reference_forbidden(self) -> None:
+        # it would have to import the reference: only torch, ctypes and a few others may be imported
         answer = self.verify("holds_reference.py")
         self.assertEqual(answer["class"], "forbidden")
-        self.assertIn("reference Model", answer["detail"])
+        self.assertIn("imports importlib.util", answer["detail"])
 
     def test_calling_the_reference_forbidden(self) -> None:
         answer = self.verify("calls_reference.py")
         self.assertEqual(answer["class"], "forbidden")
-        self.assertIn("called the reference Model", answer["detail"])
+        self.assertIn("imports importlib.util", answer["detail"])
 
     def test_kernel_modifying_input(self) -> None:
         answer = self.verify("relu_inplace.py")
