@@ -108,6 +108,7 @@ class CallResult:
     cpu_begin: Optional[int] = None   # the cgroup's CPU counter when the command was sent
     cpu_end: Optional[int] = None     # ... and when the last answer line had arrived
     cpu_handling: int = 0             # child CPU spent preparing the call and describing outputs
+    settle_ns: int = 0                # judge-measured wall time of the untimed settling calls
 
 
 class CandidateProcess:
@@ -133,6 +134,7 @@ class CandidateProcess:
         self.in_mm: Optional[mmap.mmap] = None
         self.in_u8: Optional[torch.Tensor] = None
         self.child_pid = 0
+        self.last_outputs: List[Tuple[int, int]] = []
         self.cgroup = Cgroup(f"akg-{os.getpid()}-{_counter}", int(self.settings["memory_mb"]) << 20,
                              int(self.settings["processes"]))
         self.cpu_outside_ns = 0
@@ -437,30 +439,54 @@ class CandidateProcess:
 
     def call(self, batch: List[List[Any]], check: Optional[List[int]] = None, expect: Optional[List[int]] = None,
              null: bool = False, what: str = "ModelNew.forward",
-             rolls: Optional[List[Optional[List[int]]]] = None, delay_s: float = 0.005) -> CallResult:
+             rolls: Optional[List[Optional[List[int]]]] = None, delay_s: float = 0.005,
+             poison: bool = False, settle: int = 0, prepared: Optional[Tuple[List[Any], List[List[torch.Tensor]]]] = None
+             ) -> CallResult:
         """One batch of calls of the candidate, back to back, timed by the judge from "go" to
         "done". For the sets listed in ``check`` the outputs are read at "done" (``expect``: the
         reference's output sizes in bytes), read again after ``delay_s`` (late writers), and the
-        inputs must be as written."""
+        inputs must be as written. ``prepared``: what ``write_inputs`` gave for this batch, when the
+        judge wrote the inputs ahead (its writes' aftermath then falls on whatever ran between). With
+        ``poison`` the judge first fills the memory of the last
+        batch's outputs with 0xFF bytes (NaN, -1, 255, True): the child frees them when the command
+        arrives and the kernel's next allocation of that size most likely gets them back, so an
+        element it does not write shows up (verify poisons; profile does not, it checks fresh inputs)."""
         if self.dead_reason is not None:
             raise self.dead_reason
         try:
-            return self._call(batch, check or [], expect or [], null, what, rolls, delay_s)
+            if poison:
+                for addr, nbytes in self.last_outputs:
+                    _write_memory(self.child_pid, addr, b"\xff" * nbytes)
+            if prepared is None:
+                prepared = self.write_inputs(batch, rolls)
+            return self._call(batch, check or [], expect or [], null, what, prepared, delay_s, settle)
         except HarnessError as err:
             if err.error_class in (TIMEOUT, CRASH, RESOURCE_LIMIT, SANDBOX_ERROR, LATE_WRITE):
                 self.dead_reason = err
             raise
 
     def _call(self, batch: List[List[Any]], check: List[int], expect: List[int], null: bool, what: str,
-              rolls: Optional[List[Optional[List[int]]]], delay_s: float) -> CallResult:
-        structures, written = self.write_inputs(batch, rolls)
+              prepared: Tuple[List[Any], List[List[torch.Tensor]]], delay_s: float, settle: int) -> CallResult:
+        structures, written = prepared
         expected = {b: [t.clone() for t in written[b]] for b in check}
         blob = pickle.dumps(structures, protocol=pickle.HIGHEST_PROTOCOL)
         cpu_begin = self.cgroup.cpu_ns()
-        self._send({"op": "call", "null": null}, blob)
+        self._send({"op": "call", "null": null, "settle": settle}, blob)
         msg = self._recv(self._deadline(), f"preparing {what}")
         if not msg.get("ready"):
             raise self._kernel_error(msg, RUNTIME_ERROR)
+        settle_ns, settle_cpu = 0, 0
+        if settle:
+            deadline = time.monotonic() + float(self.settings["call_timeout_s"]) * settle
+            cs0 = self.cgroup.cpu_ns()
+            s0 = time.perf_counter_ns()
+            self._send({"go": 1}, deadline=deadline)
+            msg = self._recv(deadline, f"running {what}")
+            settle_ns = time.perf_counter_ns() - s0
+            cs1 = self.cgroup.cpu_ns()
+            settle_cpu = cs1 - cs0 if cs0 is not None and cs1 is not None else 0
+            if not msg.get("settled"):
+                raise self._kernel_error(msg, RUNTIME_ERROR)
         deadline = time.monotonic() + float(self.settings["call_timeout_s"]) * len(batch)
         cpu0 = self.cgroup.cpu_ns()
         t0 = time.perf_counter_ns()
@@ -476,6 +502,8 @@ class CandidateProcess:
                                "calls than it was given: it does not follow the child protocol", where="kernel")
         # the outputs as they are at "done", before anything else happens
         at_done = {b: [self._read(p, n) for p, n in zip(ptrs[b], expect)] for b in check}
+        self.last_outputs = [(p, n) for outs in ptrs for p, n in zip(outs, expect)
+                             if isinstance(p, int) and not isinstance(p, bool) and p > 0 and n > 0]
         msg = self._recv(self._deadline(), f"describing the outputs of {what}")
         cpu_end = self.cgroup.cpu_ns()
         descs = msg.get("outs")
@@ -499,9 +527,9 @@ class CandidateProcess:
                     raise HarnessError(RUNTIME_ERROR, f"kernel modified input {i} in place", where="kernel")
         measured = None not in (cpu_begin, cpu0, cpu1, cpu_end)
         cpu = cpu1 - cpu0 if measured else None
-        handling = (cpu_end - cpu_begin) - cpu if measured else 0
+        handling = (cpu_end - cpu_begin) - cpu - settle_cpu if measured else 0
         return CallResult(outs=outs, wall_ns=t1 - t0, cpu_ns=cpu, cpu_begin=cpu_begin if measured else None,
-                          cpu_end=cpu_end if measured else None, cpu_handling=handling)
+                          cpu_end=cpu_end if measured else None, cpu_handling=handling, settle_ns=settle_ns)
 
     def _outputs(self, descs: Any, ptrs: List[Any], at_done: List[bytes]) -> List[Any]:
         """Tensors built from the bytes read at "done" (re-read at the described size when the
@@ -617,6 +645,15 @@ def _read_memory(pid: int, addr: int, buf: bytearray) -> bool:
             return False
         done += n
     return True
+
+
+def _write_memory(pid: int, addr: int, data: bytes) -> bool:
+    """Writes ``data`` into process ``pid`` at ``addr``; False when not writable (freed, unmapped)."""
+    buf = bytearray(data)
+    holder = (ctypes.c_char * len(buf)).from_buffer(buf)
+    local = _IoVec(ctypes.addressof(holder), len(buf))
+    remote = _IoVec(addr, len(buf))
+    return _LIBC.process_vm_writev(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0) == len(buf)
 
 
 def _find_child(root: int) -> int:

@@ -82,7 +82,7 @@ def output_sizes(outs: List[Any]) -> List[int]:
 def run_kernel_checked(contest: Contest, args: List[Any], expect: List[int], env: WorkerEnv,
                        roll: Optional[List[int]] = None) -> List[Any]:
     """One checked call of the candidate in its child: the outputs as they were when it returned."""
-    result = contest.child.call([args], check=[0], expect=expect, rolls=[roll] if roll else None)
+    result = contest.child.call([args], check=[0], expect=expect, rolls=[roll] if roll else None, poison=True)
     outs = result.outs[0]
     if env.device.type != "cpu":
         outs = [t.to(env.device) if isinstance(t, torch.Tensor) else t for t in outs]

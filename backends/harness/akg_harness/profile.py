@@ -60,6 +60,10 @@ SUSPICIOUS_SPEEDUP = 10.0
 ROOFLINE_MIN_BYTES = 32 << 20
 ROOFLINE_MARGIN = 1.5
 REVERIFY_TRIALS = 2
+# A batch's untimed first call may take this many times a timed call, plus the slack, before the
+# judge concludes the kernel computed ahead.
+SETTLE_FACTOR = 8.0
+SETTLE_SLACK_NS = 2_000_000
 L2_FLUSH_BYTES = 256 << 20
 MAX_RUNS = 100_000
 
@@ -83,11 +87,15 @@ class Timer:
         if env.is_cuda:
             self._flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=env.device)
 
-    def time_ms(self, call: Callable[[], Any]) -> float:
+    def time_ms(self, call: Callable[[], Any], keep: Optional[List[Any]] = None) -> float:
+        """Milliseconds of one call; its result goes to ``keep`` (alive until the caller drops it)."""
         if self._flush is None:
             start = time.perf_counter_ns()
-            call()
-            return (time.perf_counter_ns() - start) / 1e6
+            out = call()
+            elapsed = (time.perf_counter_ns() - start) / 1e6
+            if keep is not None:
+                keep.append(out)
+            return elapsed
         self._flush.zero_()
         begin = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
@@ -240,17 +248,34 @@ class KernelTimer:
                            f"{result.detail or 'outputs differ'}: the kernel passed verification but computes "
                            "something else while it is being timed", where="kernel")
 
-    def batch(self, k: int, check: Optional[List[int]] = None) -> float:
-        """Runs ``k`` calls as one batch; returns milliseconds per call (the child's call
-        overhead, measured before the candidate was loaded, taken off once)."""
-        variants = [self._variant() for _ in range(k)]
+    def prepare(self, k: int, settle: int = 0) -> Tuple[int, int, List[Tuple[List[Any], List[int]]], Any]:
+        """Draws the variants of a batch and writes its inputs now (see run_profile: ahead of the
+        reference's block, whose untimed first call absorbs the writes)."""
+        variants = [self._variant() for _ in range(settle + k)]
+        written = self.child.write_inputs([v[0] for v in variants], [v[1] for v in variants])
+        return k, settle, variants, written
+
+    def batch(self, k: int, check: Optional[List[int]] = None, settle: int = 0,
+              prepared: Optional[Tuple[int, int, List[Tuple[List[Any], List[int]]], Any]] = None) -> float:
+        """Runs ``k`` timed calls as one batch, after ``settle`` untimed ones (the first call of a
+        block absorbs what ran before: the reference's dirty lines); returns milliseconds per timed
+        call (the child's call overhead, measured before the candidate was loaded, taken off once).
+        ``check`` indexes all settle + k calls."""
+        if prepared is None:
+            prepared = self.prepare(k, settle)
+        k, settle, variants, written = prepared
         check = check or []
         result = self.child.call([v[0] for v in variants], check=check, expect=self.expect,
-                                 rolls=[v[1] for v in variants])
+                                 settle=settle, prepared=written)
         for b in check:
             self._check(variants[b][0], variants[b][1], result.outs[b], self.calls + b)
             self.checked += 1
-        self.calls += k
+        per_call = max(result.wall_ns - self.child.delta_ns, 0) / k
+        if settle and result.settle_ns - self.child.delta_ns > SETTLE_FACTOR * per_call * settle + SETTLE_SLACK_NS:
+            raise HarnessError(BACKGROUND_WORK, f"the untimed first call of a batch took "
+                               f"{result.settle_ns / 1e6:.2f} ms, the timed ones {per_call / 1e6:.3f} ms each: the "
+                               "kernel did the batch's work ahead of the timed calls", where="kernel")
+        self.calls += k + settle
         self.batches += 1
         if result.cpu_ns is None or result.cpu_begin is None or result.cpu_end is None:
             self.cpu_measured = False
@@ -260,7 +285,7 @@ class KernelTimer:
             if self.last_cpu_end is not None:
                 self.cpu_idle += result.cpu_begin - self.last_cpu_end
             self.last_cpu_end = result.cpu_end
-        return max(result.wall_ns - self.child.delta_ns, 0) / k / 1e6
+        return per_call / 1e6
 
 
 def _pick_batch(est_ms: float, in_bytes: int, out_bytes: int, most: int = 0) -> int:
@@ -327,21 +352,27 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
     sampled = set(kt.rng.sample(range(batches), min(batches, max(MIN_SAMPLED, batches // 5))))
 
     def block(call: Callable[[int], Callable[[], Any]], times: List[float]) -> None:
-        timer.time_ms(call(0))  # settles the other side's aftermath; not counted
+        # the outputs of a block stay alive until it ends, as the kernel's stay alive in its child
+        # until its batch ends: each call writes to memory of its own, on both sides
+        kept: List[Any] = []
+        timer.time_ms(call(0), kept)  # settles the other side's aftermath; not counted
         for i in range(1, ROTATING_SETS):
             if len(times) < runs:
-                times.append(timer.time_ms(call(i)))
+                times.append(timer.time_ms(call(i), kept))
 
     n = 0
+    pending = kt.prepare(k, settle=1)  # the kernel's next inputs are written before the reference's block
     while len(kernel_times) < batches or len(ref_times) < runs:
         if len(ref_times) < runs:
             block(ref_call, ref_times)
             if compiled is not None:
                 block(compiled_call, compiled_times)
         if len(kernel_times) < batches:
-            check = [kt.rng.randrange(k)] if n in sampled else None
-            kernel_times.append(kt.batch(k, check))
+            check = [kt.rng.randrange(k + 1)] if n in sampled else None
+            kernel_times.append(kt.batch(k, check, prepared=pending))
             n += 1
+            if len(kernel_times) < batches:
+                pending = kt.prepare(k, settle=1)
 
     answer: Dict[str, Any] = {"ok": True}
     answer.update(_summary("ref", ref_times))
