@@ -7,7 +7,7 @@ from typing import Callable, Any, Dict, List, Optional
 
 import torch
 
-from .compare import compare_outputs, fp64_rule_passes, reduction_sizes, tolerance_for
+from .compare import REDUCTION_MIN, compare_outputs, fp64_rule_passes, reduction_sizes, tolerance_for
 from .candidate import Judge
 from .env import WorkerEnv
 from .inputs import (SEED_STRIDE, Case, clone_args, count_nonfinite, draw_cases, dtype_name,
@@ -104,13 +104,17 @@ def _try_inputs(pair: Contest, original: List[Any], replaced: Optional[List[Any]
 def _reference_outputs(pair: Contest, case: Case, trial: int, trials: int, env: WorkerEnv) -> tuple:
     """Chooses the inputs of a case and returns (inputs on CPU, reference outputs): the draw in
     trial 0; from trial 1 on heavy-tailed where the draw was non-negative; in the last trial (of
-    three or more) precision-exposing (1 + x/256), when the reference allows each."""
+    three or more), for a reference that reduces (sums, means, losses: an output at least
+    REDUCTION_MIN times smaller than its largest input), precision-exposing (1 + x/256), when the
+    reference allows each."""
     original = case.args
     if trials >= PRECISION_MIN_TRIALS and trial == trials - 1:
-        chosen = _try_inputs(pair, original, precision_like(original), env)
-        if chosen is not None:
-            case.precision = True
-            return chosen
+        orig_out = run_reference(pair.reference, pair.ref_model, clone_args(original, env.device), env)
+        if max(reduction_sizes(original, orig_out) or [1]) >= REDUCTION_MIN:
+            chosen = _try_inputs(pair, original, precision_like(original), env)
+            if chosen is not None:
+                case.precision = True
+                return chosen
     if trial > 0:
         generator = torch.Generator()
         generator.manual_seed(case_seed_for_tail(trial, case.index))

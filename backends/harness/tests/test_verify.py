@@ -33,10 +33,10 @@ class VerifyTest(unittest.TestCase):
         self.assertEqual(answer["max_abs_err"], 0.0)
         self.assertEqual((answer["atol"], answer["rtol"], answer["dtype"]), (1e-4, 1e-4, "float32"))
         self.assertFalse(answer["fp64_rule"])
-        # relu_ref draws non-negative inputs: trials 1..3 ran on signed heavy-tailed ones, the last
-        # on precision-exposing ones (1 + x/256)
-        self.assertEqual(answer["heavy_tailed"], [[1, 0], [2, 0], [3, 0]])
-        self.assertEqual(answer["precision"], [[4, 0]])
+        # relu_ref draws non-negative inputs: trials 1.. ran on signed heavy-tailed ones; a ReLU
+        # reduces nothing, so no trial runs on precision-exposing inputs (test_reduction_...)
+        self.assertEqual(answer["heavy_tailed"], [[1, 0], [2, 0], [3, 0], [4, 0]])
+        self.assertEqual(answer["precision"], [])
         # one progress line per passed trial came before the answer
         self.assertEqual([(p["trial"], p["trials"]) for p in self.worker.progress],
                          [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)])
@@ -168,6 +168,13 @@ class Fp64RuleTest(unittest.TestCase):
         self.assertTrue(answer["fp64_rule"])
         # It did differ from PyTorch's float32 result by more than the plain tolerance.
         self.assertGreater(answer["max_abs_err"], answer["atol"])
+
+    def test_reduction_gets_a_precision_exposing_trial(self) -> None:
+        # a row sum reduces: its last trial (of three) runs on 1 + x/256, and the honest kernel,
+        # which accumulates in float64, still passes there
+        answer = self.verify("rowsum_ok.py", 3)
+        self.assertTrue(answer["ok"], answer)
+        self.assertEqual([t for t, _ in answer["precision"]], [2])
 
     def test_wrong_result_still_fails(self) -> None:
         answer = self.verify("rowsum_off.py", 2)
