@@ -84,7 +84,12 @@ def measure(args: argparse.Namespace) -> None:
         kernel = os.path.join(run_dir, "model_new.py") if run_dir else None
         if op.get("status") != "pass" or not kernel or not os.path.exists(kernel):
             continue
-        ref = op["path"] if os.path.isabs(op["path"]) else os.path.join(suite_root, op["path"])
+        ref = op["path"]
+        if not os.path.isabs(ref):  # relative to where the suite ran: try the suite's parents
+            suite = record.get("suite") or suite_root
+            candidates = [os.path.join(d, ref) for d in (os.getcwd(), suite_root, suite, os.path.dirname(suite),
+                                                          os.path.dirname(os.path.dirname(suite)))]
+            ref = next((c for c in candidates if os.path.exists(c)), candidates[0])
         t0 = time.perf_counter()
         v = worker.ask({"op": "verify", "reference": ref, "kernel": kernel, "trials": 5, "seed": 0})
         t1 = time.perf_counter()
