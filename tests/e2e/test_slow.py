@@ -10,7 +10,7 @@ import os
 import re
 import unittest
 
-from akgtest import REFS, CliTest
+from akgtest import KERNELS, REFS, CliTest
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slow_refs")
 
@@ -80,7 +80,7 @@ class SlowKernelTest(CliTest):
     def test_always_slower(self):
         # an injected fault: a right kernel that waits 20 ms a call, checked as given
         p, report = self.op(os.path.join(REFS, "relu.py"), "--workflow", "verifier_only",
-                            "--kernel", os.path.join(HERE, "slow_relu_model_new.py"),
+                            "--kernel", os.path.join(KERNELS, "slow_relu_model_new.py"),
                             "--trials", "2")
         self.assertEqual(p.returncode, 0, p.stderr)  # verified: exit 0, the verdict says slower
         self.assertEqual(report["status"], "pass")
@@ -91,7 +91,7 @@ class SlowKernelTest(CliTest):
         # the summary says so too
         out = os.path.join(self.dir, "summary")
         q = self.akg("op", "--output", out, "--workflow", "verifier_only", "--kernel",
-                     os.path.join(HERE, "slow_relu_model_new.py"), "--trials", "2",
+                     os.path.join(KERNELS, "slow_relu_model_new.py"), "--trials", "2",
                      os.path.join(REFS, "relu.py"))
         self.assertEqual(q.returncode, 0, q.stderr)
         self.assertRegex(q.stdout, r"SLOWER: +the kernel is verified but slower than the "

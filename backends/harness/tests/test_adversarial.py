@@ -78,7 +78,9 @@ class Targets:
         self.sentinel = os.path.join(self.root, "sentinel")
         self.report = os.path.join(self.root, "report.json")
         self.store = os.path.join(self.root, "store.db")
-        self.harness_file = os.path.join(HARNESS_DIR, "written_by_candidate")
+        # inside the harness package, which the sandbox shows read-only (the harness folder itself
+        # is not shown; where it lies under /tmp its path would land in the sandbox's own /tmp)
+        self.harness_file = os.path.join(HARNESS_DIR, "akg_harness", "written_by_candidate")
         with open(self.sentinel, "w", encoding="utf-8") as f:
             f.write(SENTINEL_TEXT)
         with open(self.report, "w", encoding="utf-8") as f:

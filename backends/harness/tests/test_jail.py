@@ -68,7 +68,7 @@ class SandboxViewTest(unittest.TestCase):
         script = (f"touch {self.kernel_dir}/x 2>/dev/null && echo kernel-writable; "
                   f"touch /usr/x 2>/dev/null && echo usr-writable; "
                   f"mkdir /newdir 2>/dev/null && echo root-writable; "
-                  f"touch {HARNESS_DIR}/x 2>/dev/null && echo harness-writable; "
+                  f"touch {HARNESS_DIR}/akg_harness/x 2>/dev/null && echo harness-writable; "
                   "touch /tmp/x && echo tmp-writable")
         out = self.run_inside(script).stdout.split()
         self.assertEqual(out, ["tmp-writable"])
