@@ -173,7 +173,7 @@ class CandidateProcess:
             cmd[at:at] = ["--ro-bind", self.stage, SANDBOX_KERNEL_DIR]
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
-                                         pass_fds=(self.in_fd,), env=env,
+                                         pass_fds=(self.in_fd,), env=env, preexec_fn=_die_with_judge,
                                          start_new_session=True, close_fds=True)
         except OSError as exc:
             raise HarnessError(SANDBOX_ERROR, f"cannot start the candidate's sandbox: {exc}") from None
@@ -645,6 +645,13 @@ def _read_memory(pid: int, addr: int, buf: bytearray) -> bool:
             return False
         done += n
     return True
+
+
+def _die_with_judge() -> None:
+    """In the forked child before exec: killed when the judge dies, from the first instruction on
+    (bubblewrap's --die-with-parent only starts once bwrap runs; the shell before it would
+    otherwise outlive a judge killed in that moment, and bwrap then never see its parent die)."""
+    _LIBC.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
 
 
 def _write_memory(pid: int, addr: int, data: bytes) -> bool:
