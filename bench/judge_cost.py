@@ -13,6 +13,9 @@ on the same kernels to compare what the judge costs:
 One worker serves every operator, as in `akg_cli bench`; the first request pays the worker's start.
 Requests go one at a time; the environment is the engine's (threads, OpenBLAS core type, passive
 OpenMP waits). Times are wall clock around each request, so they include what the engine waits for.
+``--gap S`` waits S seconds before each operator's verify, as the engine does while it designs and
+builds the candidate (what a harness does meanwhile, such as starting a process, is then off the
+clock, as it is in the engine); the gap itself is not counted.
 """
 
 from __future__ import annotations
@@ -90,6 +93,8 @@ def measure(args: argparse.Namespace) -> None:
             candidates = [os.path.join(d, ref) for d in (os.getcwd(), suite_root, suite, os.path.dirname(suite),
                                                           os.path.dirname(os.path.dirname(suite)))]
             ref = next((c for c in candidates if os.path.exists(c)), candidates[0])
+        if args.gap > 0:
+            time.sleep(args.gap)
         t0 = time.perf_counter()
         v = worker.ask({"op": "verify", "reference": ref, "kernel": kernel, "trials": 5, "seed": 0})
         t1 = time.perf_counter()
@@ -97,13 +102,14 @@ def measure(args: argparse.Namespace) -> None:
         t2 = time.perf_counter()
         row = {"family": op["family"], "name": op["name"], "verify_ok": v.get("ok"), "verify_s": t1 - t0,
                "profile_ok": p.get("ok"), "profile_s": t2 - t1, "speedup": p.get("speedup"),
-               "ref_ms": p.get("ref_ms"), "kernel_ms": p.get("kernel_ms"), "kernel_batch": p.get("kernel_batch"),
+               "ref_ms": p.get("ref_ms"), "kernel_ms": p.get("kernel_ms"), "kernel_batch": p.get("kernel_batch"), "ref_timing": p.get("ref_timing"),
                "error": v.get("detail") if not v.get("ok") else p.get("detail")}
         rows.append(row)
         print(f"{op['family']}/{op['name']}: verify {row['verify_s']:.2f}s profile {row['profile_s']:.2f}s "
               f"speedup {row['speedup'] if row['speedup'] is None else round(row['speedup'], 3)}", file=sys.stderr)
     worker.close()
     out = {"harness": args.harness, "python": args.python, "threads": args.threads, "record": args.record,
+           "gap_s": args.gap,
            "sandbox": worker.ready.get("sandbox"), "ops": rows}
     json.dump(out, open(args.output, "w", encoding="utf-8"), indent=1)
 
@@ -145,6 +151,8 @@ def main() -> int:
     parser.add_argument("--python", default="/usr/bin/python3")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--output")
+    parser.add_argument("--gap", type=float, default=0.0,
+                        help="seconds before each verify, standing for the engine's build of the candidate")
     parser.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"))
     args = parser.parse_args()
     if args.compare:

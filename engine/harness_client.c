@@ -28,6 +28,9 @@
 
 #define LINE_LIMIT ((size_t)64 << 20)
 #define STDERR_TAIL 12
+/* At close an idle worker gets the end of its input and this long to clean up (its judge ends
+ * its children and removes their staging folders) before it is killed. */
+#define CLOSE_GRACE_MS 3000
 
 typedef struct proc_inst proc_inst;
 
@@ -199,6 +202,11 @@ static void inst_kill(proc_inst *w)
         uv_kill(-w->pid, SIGKILL);
         uv_kill(w->pid, SIGKILL);
     }
+}
+
+static void on_close_grace(uv_timer_t *t)
+{
+    inst_kill(t->data);
 }
 
 /* Answers every queued request with cls/detail (start failures, closing). */
@@ -731,6 +739,17 @@ void akg_harness_close(akg_harness *pool, void (*close_cb)(void *), void *user)
         w->current = NULL;
         if (cur)
             answer_error(cur, "cancelled", "the engine is shutting down");
+        if (!cur && w->state == W_IDLE && w->pid > 0 && !w->killed) {
+            /* End of input: the worker returns, cleans up and exits (its exit callback retires
+             * it); killed if it has not within the grace period. */
+            if (pool->slots[w->slot] == w)
+                pool->slots[w->slot] = NULL;
+            w->state = W_DEAD;
+            close_if_open((uv_handle_t *)&w->in);
+            uv_timer_stop(&w->timer);
+            uv_timer_start(&w->timer, on_close_grace, CLOSE_GRACE_MS, 0);
+            continue;
+        }
         inst_kill(w);
         inst_retire(w);
     }

@@ -12,11 +12,46 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import select
 import sys
 import traceback
 from typing import Any, Callable, Dict, IO, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+# After a verify or profile answer the worker wants a new spare child (candidate.py). It starts it
+# when no request arrives within this many seconds, or with the next probe, design_check or verify
+# (the engine is preparing another candidate), but not for a profile (it would share the cores with
+# the timed calls) nor at shutdown (it would be killed unused).
+SPARE_DELAY_S = 0.5
+SPARE_WITH = ("probe", "design_check", "verify")
+
+
+class LineReader:
+    """Request lines from a descriptor, with a wait that can time out (``ready``)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = b""
+        self.eof = False
+
+    def ready(self, timeout: float) -> bool:
+        if b"\n" in self.buf or self.eof:
+            return True
+        readable, _, _ = select.select([self.fd], [], [], timeout)
+        return bool(readable)
+
+    def readline(self) -> bytes:
+        while b"\n" not in self.buf and not self.eof:
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                self.eof = True
+            self.buf += chunk
+        if b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            return line + b"\n"
+        line, self.buf = self.buf, b""
+        return line
 
 
 def _take_stdout() -> IO[str]:
@@ -89,7 +124,9 @@ def main(argv: Optional[list] = None) -> int:
     ready["sandbox"] = sandbox_info
     writer.send(ready)
     if judge is not None:
-        judge.warm_spare()  # imports torch while the engine probes and designs
+        # both import torch while the engine probes, designs and builds the first candidate
+        judge.warm_spare()
+        judge.warm_reference()
 
     def judged(run: Callable[[Dict[str, Any], Judge], Dict[str, Any]]) -> Callable[[Dict[str, Any]], Dict[str, Any]]:
         def handler(req: Dict[str, Any]) -> Dict[str, Any]:
@@ -111,13 +148,13 @@ def main(argv: Optional[list] = None) -> int:
     }
 
     try:
-        return serve(sys.stdin.buffer, writer, handlers, judge)
+        return serve(LineReader(sys.stdin.fileno()), writer, handlers, judge)
     finally:
         if judge is not None:
             judge.close()
 
 
-def serve(stdin: Any, writer: Any, handlers: Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]],
+def serve(stdin: LineReader, writer: Any, handlers: Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]],
           judge: Any) -> int:
     import torch
 
@@ -125,7 +162,11 @@ def serve(stdin: Any, writer: Any, handlers: Dict[str, Callable[[Dict[str, Any]]
                                       request_id)
     from akg_harness.verify import VerifyFailure
 
+    spare_wanted = False
     while True:
+        if spare_wanted and not stdin.ready(SPARE_DELAY_S):
+            judge.warm_spare()  # starts while the engine builds the next candidate
+            spare_wanted = False
         line = stdin.readline()
         if not line:
             return 0
@@ -139,6 +180,9 @@ def serve(stdin: Any, writer: Any, handlers: Dict[str, Callable[[Dict[str, Any]]
             if rid is None:
                 raise HarnessError(RUNTIME_ERROR, "request has no integer \"id\"")
             op = req.get("op")
+            if spare_wanted and op in SPARE_WITH:
+                judge.warm_spare()
+                spare_wanted = False
             if op == "shutdown":
                 writer.send({"id": rid, "ok": True})
                 return 0
@@ -163,7 +207,7 @@ def serve(stdin: Any, writer: Any, handlers: Dict[str, Callable[[Dict[str, Any]]
             if op in handlers and op != "ping":
                 gc.collect()  # free the request's tensors and models before the next one
             if judge is not None and op in ("verify", "profile"):
-                judge.warm_spare()  # starts while the engine builds the next candidate
+                spare_wanted = True
 
 
 if __name__ == "__main__":

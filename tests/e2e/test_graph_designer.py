@@ -61,7 +61,8 @@ class GraphDesignerTest(CliTest):
     def test_each_reference_verifies(self) -> None:
         for name in DESIGNS:
             with self.subTest(ref=name):
-                p, report = self.op(ref(name), "--trials", "2", name=name)
+                # the first verified kernel: what is checked is the design, not a faster one
+                p, report = self.op(ref(name), "--trials", "2", "--min-speedup", "0", name=name)
                 self.assertIsNotNone(report, "%s: no report: %s" % (name, p.stderr[-2000:]))
                 self.assertEqual(report.get("status"), "pass",
                                  "%s: %s" % (name, json.dumps(report.get("error"))[:2000]))

@@ -3,15 +3,22 @@
 The worker is the judge: it draws inputs, runs the reference, compares and answers. A candidate's
 code runs only in a child started here, inside the sandbox of ``jail.py``, and never in the worker.
 A child serves one candidate: the verify and the profile of that same kernel files, nothing else;
-any other kernel gets another child. To keep start-up off the critical path the judge keeps one
-spare child warm (torch imported, calibrated, no candidate loaded) and starts the next spare after
-each answer, while the engine builds the next candidate.
+any other kernel gets another child. The profile times the reference in a child too (the reference
+child: ``Model`` of the reference file), so that both sides run in the same kind of process under
+one protocol; it runs only references, which are trusted, so the judge keeps one for its lifetime
+and loads each profile's reference into it. To keep start-up off the critical path the judge starts
+the reference child and one spare child (torch imported, calibrated, nothing loaded) when it
+starts, while the engine designs and builds the first candidate, and after an answer starts a
+missing spare while the engine builds the next one; a profile never starts one (it would share the
+cores with the timed calls).
 
 What crosses the boundary:
 
 * judge -> child: a JSON line per command (map, load, call, exit), with a pickle after it for the
   init arguments, the reference's weights and the call's argument structure; tensors go through the
-  input region (a memfd both map), written by the judge before every call;
+  input region (a memfd both map; sealed after the judge mapped it, so the child's mapping is
+  read-only and the region cannot shrink), written by the judge before every call, or for a
+  profile once, each set twice in a row so that any rotation of it is a window read in place;
 * child -> judge: JSON lines only, read with a deadline and a size limit. The judge believes no
   number the child reports: when the child says "done" it reads the outputs' bytes itself from the
   child's memory (``process_vm_readv``, at the addresses the "done" line gives, the sizes the
@@ -28,6 +35,7 @@ could not start: not the candidate's fault).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import mmap
 import os
@@ -62,6 +70,10 @@ CALIBRATION_CALLS = 24
 STAGE_MAX_BYTES = 512 << 20
 MAX_OUTPUT_BYTES = 16 << 30
 SANDBOX_KERNEL_DIR = "/akg/kernel"
+INPUT_RESERVE = 1 << 40  # bytes of the (sparse) input region: its size is sealed
+_F_ADD_SEALS = 1033
+_F_SEAL_SHRINK, _F_SEAL_GROW, _F_SEAL_FUTURE_WRITE = 0x2, 0x4, 0x10
+STAGE_PREFIX = "akg-kernel-"  # + the judge's pid: a judge killed before its cleanup is swept later
 _HARNESS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _counter = 0
 
@@ -86,6 +98,12 @@ def _collect(value: Any, into: List[torch.Tensor]) -> None:
     elif isinstance(value, (list, tuple)):
         for v in value:
             _collect(v, into)
+
+
+def window_step(t: torch.Tensor) -> int:
+    """Rotations of ``t`` given as windows start on a multiple of this many elements (ALIGN bytes),
+    so every input keeps the alignment an allocation would have."""
+    return max(1, ALIGN // max(t.element_size(), 1))
 
 
 def _mark(value: Any, it: Any) -> Any:
@@ -127,12 +145,25 @@ class CandidateProcess:
         self.kernel_real = ""
         self.delta_ns = 0
         self.hide = list(hide or [])
-        self.stage = tempfile.mkdtemp(prefix="akg-kernel-")
+        self.stage = tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{os.getpid()}-")
         os.chmod(self.stage, 0o755)
-        self.in_fd = os.memfd_create("akg-inputs", 0)
+        # The input region: a memfd of INPUT_RESERVE bytes (sparse), mapped writable here once and
+        # then sealed, so that the child can only map it read-only (an input the kernel writes
+        # faults) and can neither shrink it under the judge nor write it by other means.
+        self.in_fd = os.memfd_create("akg-inputs", os.MFD_ALLOW_SEALING)
         self.in_size = 0
         self.in_mm: Optional[mmap.mmap] = None
         self.in_u8: Optional[torch.Tensor] = None
+        self.windows: Optional[List[List[Tuple[int, int]]]] = None
+        try:
+            os.ftruncate(self.in_fd, INPUT_RESERVE)
+            self.in_mm = mmap.mmap(self.in_fd, INPUT_RESERVE)
+            fcntl.fcntl(self.in_fd, _F_ADD_SEALS, _F_SEAL_SHRINK | _F_SEAL_GROW | _F_SEAL_FUTURE_WRITE)
+        except OSError as exc:
+            os.close(self.in_fd)
+            raise HarnessError(SANDBOX_ERROR, f"cannot set up the read-only input region (memfd seals, Linux "
+                               f"5.1 or later): {exc}") from None
+        self.in_u8 = torch.frombuffer(self.in_mm, dtype=torch.uint8)
         self.child_pid = 0
         self.last_outputs: List[Tuple[int, int]] = []
         self.cgroup = Cgroup(f"akg-{os.getpid()}-{_counter}", int(self.settings["memory_mb"]) << 20,
@@ -299,7 +330,11 @@ class CandidateProcess:
                                f"processes or threads while {doing} and died (sandbox processes)", where="kernel")
         if sig:
             name = _SIGNAL_TEXT.get(sig, f"signal {sig}")
-            raise HarnessError(CRASH, f"the kernel's process died with {name} while {doing}", where="kernel")
+            hint = ""
+            if sig in (signal.SIGSEGV, signal.SIGBUS):
+                hint = (": its inputs are read-only, so writing one (in place) ends it this way, as does any "
+                        "access outside the memory it owns")
+            raise HarnessError(CRASH, f"the kernel's process died with {name} while {doing}{hint}", where="kernel")
         if rc in (97, 98) and not self._ready:
             raise HarnessError(SANDBOX_ERROR, "the sandbox could not join its cgroup or set its limits "
                                f"(exit status {rc})")
@@ -310,29 +345,27 @@ class CandidateProcess:
     def _ensure(self, in_bytes: int) -> None:
         if in_bytes <= self.in_size:
             return
-        self.in_size = max(in_bytes, 2 * self.in_size, 1 << 20)
-        os.ftruncate(self.in_fd, self.in_size)
-        self.in_u8 = None
-        self.in_mm = mmap.mmap(self.in_fd, self.in_size)
-        self.in_u8 = torch.frombuffer(self.in_mm, dtype=torch.uint8)
+        if in_bytes > INPUT_RESERVE:
+            raise HarnessError(RUNTIME_ERROR, f"the inputs of one call take {in_bytes} bytes, more than the "
+                               f"judge's input region ({INPUT_RESERVE} bytes)")
+        self.in_size = min(max(in_bytes, 2 * self.in_size, 1 << 20), INPUT_RESERVE)
         self._send({"op": "map", "in": self.in_size})
         msg = self._recv(self._deadline(), "mapping its input region")
         if not msg.get("ok"):
             raise HarnessError(RUNTIME_ERROR, "the kernel's process could not map the input region",
                                where="kernel")
 
-    def _read(self, addr: Any, nbytes: int) -> bytes:
-        """``nbytes`` of the child's memory at ``addr`` (the judge's own read)."""
+    def _read(self, addr: Any, nbytes: int) -> torch.Tensor:
+        """``nbytes`` of the child's memory at ``addr`` (the judge's own read), as a uint8 tensor
+        of the judge's own memory."""
         if not isinstance(addr, int) or isinstance(addr, bool) or addr <= 0:
             raise HarnessError(RUNTIME_ERROR, "the kernel's process gave no valid address for an output",
                                where="kernel")
-        if nbytes == 0:
-            return b""
-        buf = bytearray(nbytes)
-        if not _read_memory(self.child_pid, addr, buf):
+        buf = torch.empty(nbytes, dtype=torch.uint8)
+        if nbytes and not _read_memory(self.child_pid, addr, buf.data_ptr(), nbytes):
             raise HarnessError(RUNTIME_ERROR, f"an output of {nbytes} bytes at 0x{addr:x} is not readable memory "
                                "of the kernel's process (it claims an output it does not hold)", where="kernel")
-        return bytes(buf)
+        return buf
 
     # ---------- load ----------
 
@@ -363,16 +396,40 @@ class CandidateProcess:
                 os.chmod(os.path.join(dest_dir, name), 0o755 if name.endswith(".so") else 0o644)
         return os.path.join(self.kernel_dir, os.path.basename(kernel_path))
 
+    def stage_reference(self, path: str) -> str:
+        """Copies the reference file and the Python files next to it (what it may import) into the
+        staging folder, emptied first (the reference child loads one reference after another);
+        returns its path as the child sees it."""
+        for name in os.listdir(self.stage):
+            full = os.path.join(self.stage, name)
+            if os.path.isdir(full) and not os.path.islink(full):
+                shutil.rmtree(full, ignore_errors=True)
+            else:
+                os.unlink(full)
+        src = os.path.dirname(path)
+        total = 0
+        for name in sorted(os.listdir(src)):
+            full = os.path.join(src, name)
+            if (name.endswith(".py") or full == path) and os.path.isfile(full) and not os.path.islink(full):
+                total += os.path.getsize(full)
+                if total > STAGE_MAX_BYTES:
+                    break
+                shutil.copy2(full, os.path.join(self.stage, name))
+                os.chmod(os.path.join(self.stage, name), 0o644)
+        return os.path.join(self.kernel_dir, os.path.basename(path))
+
     def load(self, kernel_path: str, hide: List[str], init: List[Any], state: Dict[str, torch.Tensor],
-             seed: int) -> None:
+             seed: int, cls: str = "ModelNew") -> None:
+        """Loads ``cls`` of ``kernel_path`` (ModelNew of a candidate; Model of the reference for the
+        reference child) built from ``init`` and ``seed``, with the entries of ``state`` copied in."""
         self.wait_ready()
         self.kernel_real = kernel_path
-        inner = self.stage_kernel(kernel_path, hide)
+        inner = self.stage_reference(kernel_path) if cls == "Model" else self.stage_kernel(kernel_path, hide)
         self.inner_kernel = inner
         blob = pickle.dumps({"init": init, "state": {k: v.detach().cpu() for k, v in state.items()}},
                             protocol=pickle.HIGHEST_PROTOCOL)
         self.used = True
-        self._send({"op": "load", "kernel": inner, "seed": seed}, blob)
+        self._send({"op": "load", "kernel": inner, "seed": seed, "cls": cls}, blob)
         msg = self._recv(self._deadline(), "loading")
         if not msg.get("ok"):
             raise self._kernel_error(msg, BUILD_ERROR)
@@ -413,6 +470,7 @@ class CandidateProcess:
             offsets.append(offs)
         self._ensure(max(top, 64))
         assert self.in_u8 is not None
+        self.windows = None  # written over
         written: List[List[torch.Tensor]] = []
         structures: List[Any] = []
         for b, (args, tensors, offs) in enumerate(zip(batch, sets, offsets)):
@@ -437,6 +495,56 @@ class CandidateProcess:
             structures.append([_mark(a, it) for a in args])
         return structures, written
 
+    def write_windows(self, bases: List[List[Any]]) -> None:
+        """Writes every tensor of every argument set in ``bases`` twice in a row (x then x again)
+        into the input region, once: a call's input can then be any rotation of x with no copy,
+        the contiguous window that starts r elements into the doubled copy (``window_inputs``).
+        Valid until ``write_inputs`` writes over the region."""
+        top = 0
+        layout: List[List[Tuple[int, int]]] = []
+        per_base: List[List[torch.Tensor]] = []
+        for args in bases:
+            tensors: List[torch.Tensor] = []
+            _collect(args, tensors)
+            per_base.append(tensors)
+            offs = []
+            for t in tensors:
+                top = (top + ALIGN - 1) // ALIGN * ALIGN
+                offs.append((top, t.numel()))
+                top += 2 * t.numel() * t.element_size()
+            layout.append(offs)
+        self._ensure(max(top, 64))
+        assert self.in_u8 is not None
+        for tensors, offs in zip(per_base, layout):
+            for t, (off, n) in zip(tensors, offs):
+                nbytes = n * t.element_size()
+                flat = t.detach().contiguous().reshape(-1)
+                self.in_u8[off:off + nbytes].view(t.dtype).copy_(flat)
+                self.in_u8[off + nbytes:off + 2 * nbytes].view(t.dtype).copy_(flat)
+        self.windows = layout
+
+    def window_inputs(self, bases: List[List[Any]], variants: List[Tuple[int, List[int]]]
+                      ) -> Tuple[List[Any], List[List[torch.Tensor]]]:
+        """What ``write_inputs`` gives for argument sets that are rotations of the sets written by
+        ``write_windows``: variant (b, rolls) is set b with tensor i rolled by rolls[i] elements
+        (each a multiple of ``window_step``), read in place from the doubled copies."""
+        assert self.windows is not None and self.in_u8 is not None
+        structures: List[Any] = []
+        written: List[List[torch.Tensor]] = []
+        for b, rolls in variants:
+            tensors: List[torch.Tensor] = []
+            _collect(bases[b], tensors)
+            done: List[torch.Tensor] = []
+            placed: List[Tuple[torch.Tensor, int]] = []
+            for t, (off, n), r in zip(tensors, self.windows[b], rolls):
+                start = off + (r % n if n else 0) * t.element_size()
+                done.append(self.in_u8[start:start + n * t.element_size()].view(t.dtype).view(t.shape))
+                placed.append((t, start))
+            written.append(done)
+            it = iter(placed)
+            structures.append([_mark(a, it) for a in bases[b]])
+        return structures, written
+
     def call(self, batch: List[List[Any]], check: Optional[List[int]] = None, expect: Optional[List[int]] = None,
              null: bool = False, what: str = "ModelNew.forward",
              rolls: Optional[List[Optional[List[int]]]] = None, delay_s: float = 0.005,
@@ -456,7 +564,7 @@ class CandidateProcess:
         try:
             if poison:
                 for addr, nbytes in self.last_outputs:
-                    _write_memory(self.child_pid, addr, b"\xff" * nbytes)
+                    _write_memory(self.child_pid, addr, _poison(nbytes))
             if prepared is None:
                 prepared = self.write_inputs(batch, rolls)
             return self._call(batch, check or [], expect or [], null, what, prepared, delay_s, settle)
@@ -517,7 +625,7 @@ class CandidateProcess:
             time.sleep(delay_s)
         for b in check:
             for i, (p, before) in enumerate(zip(ptrs[b], at_done[b])):
-                if self._read(p, len(before)) != before:
+                if not _same_bytes(self._read(p, before.numel()), before):
                     self.kill()
                     raise HarnessError(LATE_WRITE, f"output {i} changed after ModelNew.forward returned: the "
                                        "kernel kept writing it from another thread or process (all work must "
@@ -557,11 +665,11 @@ class CandidateProcess:
             nbytes = numel * torch.empty((), dtype=dtype).element_size()
             if nbytes > MAX_OUTPUT_BYTES:
                 raise HarnessError(RUNTIME_ERROR, f"output {i} claims {nbytes} bytes", where="kernel")
-            if i < len(at_done) and len(at_done[i]) == nbytes:
-                raw = bytearray(at_done[i])
+            if i < len(at_done) and at_done[i].numel() == nbytes:
+                raw = at_done[i]
             else:
-                raw = bytearray(self._read(ptrs[i] if i < len(ptrs) else 0, nbytes))
-            t = torch.frombuffer(raw, dtype=dtype) if nbytes else torch.empty(0, dtype=dtype)
+                raw = self._read(ptrs[i] if i < len(ptrs) else 0, nbytes)
+            t = raw.view(dtype) if nbytes else torch.empty(0, dtype=dtype)
             outs.append(t.reshape(shape))
         return outs
 
@@ -620,10 +728,25 @@ class _Unsupported:
 
 
 def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.numel() == 0:
+    """True when the two tensors hold the same bytes (memcmp of contiguous memory)."""
+    n = a.numel() * a.element_size()
+    if n != b.numel() * b.element_size():
+        return False
+    if n == 0:
         return True
-    return bool(torch.equal(a.reshape(-1).view(torch.uint8) if a.dtype != torch.bool else a.reshape(-1),
-                            b.reshape(-1).view(torch.uint8) if b.dtype != torch.bool else b.reshape(-1)))
+    if not (a.is_contiguous() and b.is_contiguous()):
+        a, b = a.contiguous(), b.contiguous()
+    return _LIBC.memcmp(ctypes.c_void_p(a.data_ptr()), ctypes.c_void_p(b.data_ptr()), ctypes.c_size_t(n)) == 0
+
+
+_POISON: List[torch.Tensor] = []
+
+
+def _poison(nbytes: int) -> torch.Tensor:
+    """``nbytes`` of 0xFF (a view of one buffer kept for the purpose)."""
+    if not _POISON or _POISON[0].numel() < nbytes:
+        _POISON[:] = [torch.full((max(nbytes, 1 << 20),), 255, dtype=torch.uint8)]
+    return _POISON[0][:nbytes]
 
 
 class _IoVec(ctypes.Structure):
@@ -631,15 +754,19 @@ class _IoVec(ctypes.Structure):
 
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC.process_vm_readv.restype = ctypes.c_ssize_t
+_LIBC.process_vm_writev.restype = ctypes.c_ssize_t
+_LIBC.memcmp.restype = ctypes.c_int
+_LIBC.memcmp.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
 
 
-def _read_memory(pid: int, addr: int, buf: bytearray) -> bool:
-    """Copies len(buf) bytes of process ``pid`` at ``addr`` into ``buf``; False when not readable."""
-    holder = (ctypes.c_char * len(buf)).from_buffer(buf)
+def _read_memory(pid: int, addr: int, dest: int, nbytes: int) -> bool:
+    """Copies ``nbytes`` of process ``pid`` at ``addr`` to this process's address ``dest``; False
+    when not readable."""
     done = 0
-    while done < len(buf):
-        local = _IoVec(ctypes.addressof(holder) + done, len(buf) - done)
-        remote = _IoVec(addr + done, len(buf) - done)
+    while done < nbytes:
+        local = _IoVec(dest + done, nbytes - done)
+        remote = _IoVec(addr + done, nbytes - done)
         n = _LIBC.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
         if n <= 0:
             return False
@@ -654,13 +781,13 @@ def _die_with_judge() -> None:
     _LIBC.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
 
 
-def _write_memory(pid: int, addr: int, data: bytes) -> bool:
-    """Writes ``data`` into process ``pid`` at ``addr``; False when not writable (freed, unmapped)."""
-    buf = bytearray(data)
-    holder = (ctypes.c_char * len(buf)).from_buffer(buf)
-    local = _IoVec(ctypes.addressof(holder), len(buf))
-    remote = _IoVec(addr, len(buf))
-    return _LIBC.process_vm_writev(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0) == len(buf)
+def _write_memory(pid: int, addr: int, data: torch.Tensor) -> bool:
+    """Writes the bytes of ``data`` (contiguous) into process ``pid`` at ``addr``; False when not
+    writable (freed, unmapped)."""
+    n = data.numel() * data.element_size()
+    local = _IoVec(data.data_ptr(), n)
+    remote = _IoVec(addr, n)
+    return _LIBC.process_vm_writev(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0) == n
 
 
 def _find_child(root: int) -> int:
@@ -714,6 +841,28 @@ def sweep_stale_cgroups() -> None:
                 pass
 
 
+def sweep_stale_stages() -> None:
+    """Removes the staging folders of judges that died without cleaning up (``akg-kernel-<pid>-*``
+    in the temporary folder, owned by this user)."""
+    root = tempfile.gettempdir()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(STAGE_PREFIX):
+            continue
+        pid = name[len(STAGE_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+            continue
+        path = os.path.join(root, name)
+        try:
+            if os.lstat(path).st_uid == os.getuid():
+                shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            continue
+
+
 def _user_tasks() -> int:
     uid = os.getuid()
     count = 0
@@ -735,7 +884,9 @@ class Judge:
         self.device = device
         self.current: Optional[CandidateProcess] = None
         self.spare: Optional[CandidateProcess] = None
+        self.ref_child: Optional[CandidateProcess] = None
         sweep_stale_cgroups()
+        sweep_stale_stages()
 
     def describe(self) -> Dict[str, Any]:
         """What the sandbox restricts, for the ready event and the reports."""
@@ -747,6 +898,7 @@ class Judge:
             probe.kill_all()
 
     def _fresh(self) -> CandidateProcess:
+        """A started child: the spare or a new one."""
         child, self.spare = self.spare, None
         if child is None:
             child = CandidateProcess(self.jail, self.device)
@@ -780,6 +932,41 @@ class Judge:
         child.load(kernel_path, hide, init, state, seed)
         return child
 
+    def reference_child(self, key: Any, path: str, init: List[Any], state: Dict[str, torch.Tensor],
+                        seed: int) -> CandidateProcess:
+        """The child that times the reference (Model of ``path``), loaded with it unless it still
+        holds it (the same file, seed and weights: ``key``). It runs references only, so one serves
+        the judge's lifetime; a new one is started when it died. Raises HarnessError when the
+        reference cannot run there (the child is then dropped)."""
+        ref = self.ref_child
+        if ref is not None and ref.key == key and ref.loaded and ref.dead_reason is None:
+            return ref
+        if ref is None or ref.dead_reason is not None or (ref.proc is not None and ref.proc.poll() is not None):
+            self.drop_reference()
+            ref = self.ref_child = CandidateProcess(self.jail, self.device)
+        try:
+            ref.wait_ready()
+            ref.key = None
+            ref.load(path, [], init, state, seed, cls="Model")
+        except HarnessError:
+            self.drop_reference()
+            raise
+        ref.key = key
+        return ref
+
+    def warm_reference(self) -> None:
+        """Starts the reference child (nothing loaded) if there is none."""
+        if self.ref_child is None:
+            try:
+                self.ref_child = CandidateProcess(self.jail, self.device)
+            except HarnessError:
+                self.ref_child = None
+
+    def drop_reference(self) -> None:
+        if self.ref_child is not None:
+            self.ref_child.close()
+            self.ref_child = None
+
     def drop_current(self) -> None:
         if self.current is not None:
             self.current.close()
@@ -794,16 +981,22 @@ class Judge:
                 self.spare = None
 
     def settle(self) -> None:
-        """Lets a starting spare finish before anything is timed."""
+        """Lets a starting spare or reference child finish before anything is timed."""
         if self.spare is not None:
             try:
                 self.spare.wait_ready()
             except HarnessError:
                 self.spare.close()
                 self.spare = None
+        if self.ref_child is not None and self.ref_child.dead_reason is None:
+            try:
+                self.ref_child.wait_ready()
+            except HarnessError:
+                self.drop_reference()
 
     def close(self) -> None:
         self.drop_current()
+        self.drop_reference()
         if self.spare is not None:
             self.spare.close()
             self.spare = None

@@ -1,8 +1,12 @@
 """The candidate's side of the judge: what runs inside the sandboxed child (README.md, "Judge and child").
 
 One child serves one candidate and is never given another. It imports torch, maps the input region
-the judge passes (a memfd the judge writes every call's inputs into), answers the judge's
+the judge passes (a memfd the judge writes every call's inputs into, sealed so that the child can
+map it read-only only: a kernel writing an input faults), answers the judge's
 calibration calls, then loads the candidate once and runs its ``forward`` on the judge's command.
+The judge times the reference the same way, in a child of its own that loads ``Model`` instead of
+``ModelNew`` (``"cls": "Model"``), so both sides are timed by one protocol in the same kind of
+process, on inputs written the same way.
 Nothing here is trusted by the judge: once the candidate is imported it may have replaced any of
 this code. The judge trusts only what it sees itself: the bytes at the outputs' addresses in this
 process's memory, read by the judge (``process_vm_readv``) when the child says it is done; the time
@@ -29,6 +33,7 @@ import mmap
 import os
 import pickle
 import sys
+import warnings
 from typing import Any, Callable, Dict, IO, List, Optional
 
 import torch
@@ -68,10 +73,13 @@ class Child:
         self.answers.flush()
 
     def remap(self, in_size: int) -> None:
+        """Maps the judge's input region read-only (it is sealed: nothing else is possible)."""
         self.in_u8 = None
-        self.in_mm = mmap.mmap(self.in_fd, in_size) if in_size > 0 else None
+        self.in_mm = mmap.mmap(self.in_fd, in_size, prot=mmap.PROT_READ) if in_size > 0 else None
         if self.in_mm is not None:
-            self.in_u8 = torch.frombuffer(self.in_mm, dtype=torch.uint8)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "the buffer is not writable": by design
+                self.in_u8 = torch.frombuffer(self.in_mm, dtype=torch.uint8)
 
     def _arg(self, value: Any) -> Any:
         if isinstance(value, tuple) and len(value) == 5 and value[0] == TENSOR_MARK:
@@ -93,7 +101,16 @@ class Child:
         self.kernel_path = path
         payload = pickle.loads(blob)
         directory = os.path.dirname(path)
-        sys.path.insert(0, directory)
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+        # the reference child loads one reference after another from the same folder: what an
+        # earlier one imported from there is forgotten
+        for name, module in list(sys.modules.items()):
+            origin = getattr(module, "__file__", None) or ""
+            if origin.startswith(directory + os.sep):
+                del sys.modules[name]
+        importlib.invalidate_caches()
+        self.model = None
         try:
             spec = importlib.util.spec_from_file_location("_akg_candidate", path)
             if spec is None or spec.loader is None:
@@ -105,10 +122,11 @@ class Child:
             line = exception_site(exc, path)
             detail = f"importing {os.path.basename(path)} failed: {type(exc).__name__}: {exc}\n{traceback_tail(exc)}"
             return {"ok": False, "class": "build_error", "detail": detail, "line": line}
-        model_class = getattr(module, "ModelNew", None)
+        name = "Model" if req.get("cls") == "Model" else "ModelNew"  # Model: the judge's reference child
+        model_class = getattr(module, name, None)
         if not (inspect.isclass(model_class) and issubclass(model_class, nn.Module)):
             return {"ok": False, "class": "build_error",
-                    "detail": f"kernel {os.path.basename(path)} has no class ModelNew(nn.Module)"}
+                    "detail": f"kernel {os.path.basename(path)} has no class {name}(nn.Module)"}
         try:
             torch.manual_seed(int(req.get("seed", 0)))
             model = model_class(*payload["init"])
@@ -118,7 +136,7 @@ class Child:
                       if k in own and own[k].shape == v.shape}
             model.load_state_dict(shared, strict=False)
         except BaseException as exc:  # noqa: BLE001
-            detail, line = describe_exception("ModelNew(*get_init_inputs())", exc, path)
+            detail, line = describe_exception(f"{name}(*get_init_inputs())", exc, path)
             return {"ok": False, "class": "runtime_error", "detail": detail, "line": line}
         self.model = model
         return {"ok": True}

@@ -58,6 +58,14 @@ def build_contest(ref: Reference, kernel_path: Any, seed: int, env: WorkerEnv, j
     return Contest(ref, path, ref_model, init, child)
 
 
+def reference_child(contest: Contest, seed: int, judge: Judge) -> CandidateProcess:
+    """The child that times the reference: ``Model`` of the reference file with the weights of
+    ``contest.ref_model`` (loaded again unless the file and the seed are those it holds)."""
+    path = contest.reference.path
+    key = ("reference", path) + file_key(path)[1:] + (seed,)
+    return judge.reference_child(key, path, contest.init_inputs, contest.ref_model.state_dict(), seed)
+
+
 def check_statically(path: str) -> None:
     """No library compute below Python: the glue and the native code (static_check.py)."""
     try:

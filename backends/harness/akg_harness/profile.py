@@ -1,19 +1,26 @@
 """The profile request: one timing protocol for every DSL (README.md, "profile").
 
-Reference and kernel run in this worker, interleaved in blocks: ROTATING_SETS calls of one side
-(one per input set, so that no call finds its inputs warm from its own previous call), then of the
-next. The first call of a block is not timed: it absorbs what the other side left behind (dirty
-cache lines to write back, streaming stores still draining to memory, a thread pool to wake), so
-each side pays for its own traffic and not for the other's. Call-by-call interleaving charged a
-kernel's streamed writes to the reference timed after it. On CPU each
-call is timed with perf_counter_ns; on CUDA with a pair of device events after writing
-L2_FLUSH_BYTES to a scratch buffer. The kernel is not run under the verifier's guard here: profile
-assumes a kernel that passed verify, and the guard's Python hooks would bias small kernels.
+Reference and kernel are timed alike: each in a child process of its own (the candidate's
+sandboxed child, candidate.py; the reference child, which loads the reference's ``Model``), in
+batches of the same number of back-to-back calls, each call on an input set no call had before
+(a drawn set with every tensor rolled by a random offset, written by the judge into the child's
+input region before the other side's batch runs), each batch after one untimed settling call
+that absorbs what the other side left behind (dirty cache lines, a thread pool to wake), timed on
+the judge's clock from its "go" to the child's "done" less that child's measured call overhead.
+The batches alternate, reference then kernel. Nothing of the protocol differs between the sides
+but the module loaded, so neither pays for the other's traffic or process.
+
+The kernel's side adds what a hostile candidate needs (KernelTimer): 1 to 4 verification-style
+calls first, a random sample of timed calls checked against the reference, the child's CPU time
+between its batches (``background_work``), and speedups too good to trust verified again
+(``flags``). A reference that cannot run in a child (it reads a file next to it that is not
+staged, say) is timed by the judge itself, in blocks of ROTATING_SETS calls with an untimed
+first, and ``ref_timing`` says so and why.
 
 With ``"compiled": true`` a third contestant joins: the reference under ``torch.compile`` (PyTorch 2),
-compiled by its first call before the warm-up and then timed interleaved with the other two. A
-reference that does not compile, or a torch without ``torch.compile``, leaves the eager timing and the
-kernel's untouched and says why in ``compiled_error``.
+compiled by its first call before the warm-up and then timed by the judge in blocks between the
+other two. A reference that does not compile, or a torch without ``torch.compile``, leaves the eager
+timing and the kernel's untouched and says why in ``compiled_error``.
 """
 
 from __future__ import annotations
@@ -26,12 +33,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from .candidate import BACKGROUND_WORK, Judge
+from .candidate import BACKGROUND_WORK, CandidateProcess, Judge, _collect, window_step
 from .compare import compare_outputs, fp64_rule_passes, quick_match, reduction_sizes
 from .env import WorkerEnv
 from .inputs import SEED_STRIDE, clone_args, draw_cases, to_double
 from .loading import Registry, call_user
-from .models import Contest, build_contest, output_sizes, run_kernel_checked, run_reference
+from .models import Contest, build_contest, output_sizes, reference_child, run_kernel_checked, run_reference
 from .protocol import NUMERICAL_MISMATCH, RUNTIME_ERROR, HarnessError
 from .verify import int_field, optional_float
 
@@ -70,6 +77,11 @@ REVERIFY_TRIALS = 2
 SETTLE_FACTOR = 8.0
 SETTLE_SLACK_NS = 10_000_000
 L2_FLUSH_BYTES = 256 << 20
+# A batch of the reference takes at most about this long (its batches are as long as the kernel's
+# in calls, but not longer than this when the reference is much slower)
+REF_BATCH_MS = 50.0
+# Bytes of input sets a child's region holds doubled for rotations (at least one set)
+WINDOW_BYTES = 1 << 30
 MAX_RUNS = 100_000
 
 
@@ -155,16 +167,6 @@ def compile_reference(model: Any, path: str, args: List[Any]) -> Tuple[Optional[
     return compiled, time.perf_counter() - start, None
 
 
-def _tensor_count(args: List[Any]) -> int:
-    count = 0
-    for a in args:
-        if isinstance(a, torch.Tensor):
-            count += 1
-        elif isinstance(a, (list, tuple)):
-            count += _tensor_count(list(a))
-    return count
-
-
 def _rolled(args: List[Any], roll: List[int]) -> List[Any]:
     """``args`` with tensor i's elements rolled by ``roll[i]`` (what the child receives)."""
     it = iter(roll)
@@ -202,12 +204,17 @@ class KernelTimer:
     ``pre`` verification-style calls, whose number is itself random) is checked against the
     reference on the very inputs the child got; a timed call is indistinguishable from a checked
     one until after it returned.
+
+    With ``reference`` the same timer times the reference in its own child (trusted: nothing is
+    checked, no CPU time is accounted), so that both sides are timed by one protocol.
     """
 
     def __init__(self, contest: Contest, bases: List[List[Any]], env: WorkerEnv, atol: Optional[float],
-                 rtol: Optional[float]) -> None:
+                 rtol: Optional[float], reference: Optional[CandidateProcess] = None,
+                 expect: Optional[List[int]] = None) -> None:
         self.contest = contest
-        self.child = contest.child
+        self.reference = reference is not None
+        self.child = reference if reference is not None else contest.child
         self.bases = bases
         self.env = env
         self.atol, self.rtol = atol, rtol
@@ -223,18 +230,35 @@ class KernelTimer:
         self.batches = 0
         self.cpu_measured = True
         self.in_bytes = _bytes_of(bases[0])
-        first = run_reference(contest.reference, contest.ref_model, clone_args(bases[0], env.device), env)
-        self.expect = output_sizes(first)
+        # every input set twice in a row in the child's input region, once: a call's inputs are
+        # then rotations of a set read in place (as many sets as WINDOW_BYTES allows)
+        self.win_bases = bases[:max(1, min(len(bases), WINDOW_BYTES // max(2 * self.in_bytes, 1)))]
+        self.win_tensors: List[List[torch.Tensor]] = []
+        for args in self.win_bases:
+            tensors: List[torch.Tensor] = []
+            _collect(args, tensors)
+            self.win_tensors.append(tensors)
+        self.child.write_windows(self.win_bases)
+        if expect is None:
+            first = run_reference(contest.reference, contest.ref_model, clone_args(bases[0], env.device), env)
+            expect = output_sizes(first)
+        self.expect = expect
         self.out_bytes = sum(self.expect)
 
-    def _variant(self) -> Tuple[List[Any], List[int]]:
-        base = self.bases[self.rng.randrange(len(self.bases))]
-        roll = [self.rng.randrange(1 << 30) for _ in range(_tensor_count(base))]
-        return base, roll
+    def _variant(self) -> Tuple[int, List[int]]:
+        """A set no call had before: one of the window sets, each tensor rotated by a random
+        multiple of its window step."""
+        b = self.rng.randrange(len(self.win_bases))
+        rolls = []
+        for t in self.win_tensors[b]:
+            step = window_step(t)
+            rolls.append(step * self.rng.randrange(t.numel() // step) if t.numel() >= 2 * step else 0)
+        return b, rolls
 
     def _check(self, base: List[Any], roll: List[int], out: List[Any], call: int) -> None:
-        inputs = _rolled(base, roll)
-        ref_out = run_reference(self.contest.reference, self.contest.ref_model, clone_args(inputs, self.env.device),
+        inputs = _rolled(base, roll)  # fresh tensors the reference may have (only sizes are read later)
+        ref_out = run_reference(self.contest.reference, self.contest.ref_model,
+                                clone_args(inputs, self.env.device) if self.env.device.type != "cpu" else inputs,
                                 self.env)
         if self.env.device.type != "cpu":
             out = [t.to(self.env.device) if isinstance(t, torch.Tensor) else t for t in out]
@@ -248,7 +272,7 @@ class KernelTimer:
         if result.error_class == NUMERICAL_MISMATCH and result.tolerance_failures and not result.hard_failure:
             try:
                 ref64 = run_reference(self.contest.reference, self.contest.ref64(),
-                                      to_double(clone_args(inputs, self.env.device)), self.env)
+                                      to_double(clone_args(_rolled(base, roll), self.env.device)), self.env)
             except HarnessError:
                 ref64 = []
             if fp64_rule_passes(ref_out, ref64, out, self.atol, self.rtol, result.tolerance_failures, reduced):
@@ -258,11 +282,11 @@ class KernelTimer:
                            "something else while it is being timed", where="kernel")
 
     def prepare(self, k: int, settle: int = 0) -> Tuple[int, int, List[Tuple[List[Any], List[int]]], Any]:
-        """Draws the variants of a batch and writes its inputs now (see run_profile: ahead of the
-        reference's block, whose untimed first call absorbs the writes)."""
+        """Draws the variants of a batch: windows of the doubled copies in the child's input
+        region, nothing written."""
         variants = [self._variant() for _ in range(settle + k)]
-        written = self.child.write_inputs([v[0] for v in variants], [v[1] for v in variants])
-        return k, settle, variants, written
+        written = self.child.window_inputs(self.win_bases, variants)
+        return k, settle, [(self.win_bases[b], rolls) for b, rolls in variants], written
 
     def batch(self, k: int, check: Optional[List[int]] = None, settle: int = 0,
               prepared: Optional[Tuple[int, int, List[Tuple[List[Any], List[int]]], Any]] = None) -> float:
@@ -281,6 +305,10 @@ class KernelTimer:
             self._check(variants[b][0], variants[b][1], result.outs[b], self.calls + b)
             self.checked += 1
         per_call = max(result.wall_ns - self.child.delta_ns, 0) / k
+        if self.reference:
+            self.calls += k + settle
+            self.batches += 1
+            return per_call / 1e6
         if settle and result.settle_ns - self.child.delta_ns > SETTLE_FACTOR * per_call * settle + SETTLE_SLACK_NS:
             raise HarnessError(BACKGROUND_WORK, f"the untimed first call of a batch took "
                                f"{result.settle_ns / 1e6:.2f} ms, the timed ones {per_call / 1e6:.3f} ms each: the "
@@ -341,6 +369,18 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
 
     judge.settle()  # a spare child still starting would share the cores with the timed calls
     kt = KernelTimer(pair, bases, env, atol, rtol)
+    # the reference is timed in a child of its own by the very same protocol; where it cannot run
+    # there (a file it reads that is not staged, ...) the judge times it itself and says why
+    rt: Optional[KernelTimer] = None
+    ref_timing = "child"
+    est_ref = 0.0
+    try:
+        rt = KernelTimer(pair, bases, env, atol, rtol, reference=reference_child(pair, seed, judge), expect=kt.expect)
+        est_ref = rt.batch(1)
+    except HarnessError as err:
+        judge.drop_reference()
+        rt = None
+        ref_timing = f"judge (the reference did not run in a child: {err.error_class}: {err.detail[:300]})"
     # verification-style calls first, as many as chance says: a kernel cannot count its way to
     # the timed calls
     pre = kt.rng.randint(1, 4)
@@ -353,12 +393,21 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
     # its untimed first call): both sides are timed in steady state, the same way
     k = max(_pick_batch(est, kt.in_bytes, kt.out_bytes), min(ROTATING_SETS - 1,
                                                             max(1, BATCH_BYTES // max(kt.in_bytes + 2 * kt.out_bytes, 1))))
+    if rt is not None:
+        # both sides in batches of the same size; a slow reference shortens them (down to the floor)
+        probe_ref = _pick_batch(est_ref, kt.in_bytes, kt.out_bytes, PROBE_BATCH)
+        est_ref = max(rt.batch(probe_ref), est_ref / 4 if probe_ref == 1 else 0.0)
+        floor = min(ROTATING_SETS - 1, k)
+        k = max(floor, min(k, int(REF_BATCH_MS / max(est_ref, 1e-3))))
     timer = Timer(env)
-    for i in range(warmup):
+    for i in range(warmup if rt is None else 0):
         timer.time_ms(ref_call(i))
-        if compiled is not None:
+    if compiled is not None:
+        for i in range(warmup):
             timer.time_ms(compiled_call(i))
     for _ in range(max(1, (warmup + k - 1) // k)):
+        if rt is not None:
+            rt.batch(k)
         kt.batch(k)
     ref_times: List[float] = []
     compiled_times: List[float] = []
@@ -375,13 +424,22 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
             if len(times) < runs:
                 times.append(timer.time_ms(call(i), kept))
 
+    # each side's next inputs are written before the other side's batch runs: both find them alike
     n = 0
-    pending = kt.prepare(k, settle=1)  # the kernel's next inputs are written before the reference's block
-    while len(kernel_times) < batches or len(ref_times) < runs:
-        if len(ref_times) < runs:
-            block(ref_call, ref_times)
-            if compiled is not None:
-                block(compiled_call, compiled_times)
+    pending = kt.prepare(k, settle=1)
+    pending_ref = rt.prepare(k, settle=1) if rt is not None else None
+    ref_wanted = batches if rt is not None else runs
+    while (len(kernel_times) < batches or len(ref_times) < ref_wanted
+           or (compiled is not None and len(compiled_times) < runs)):
+        if len(ref_times) < ref_wanted:
+            if rt is not None:
+                ref_times.append(rt.batch(k, prepared=pending_ref))
+                if len(ref_times) < ref_wanted:
+                    pending_ref = rt.prepare(k, settle=1)
+            else:
+                block(ref_call, ref_times)
+        if compiled is not None and len(compiled_times) < runs:
+            block(compiled_call, compiled_times)
         if len(kernel_times) < batches:
             check = [kt.rng.randrange(k + 1)] if n in sampled else None
             kernel_times.append(kt.batch(k, check, prepared=pending))
@@ -406,6 +464,10 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
     answer["warmup"] = warmup
     answer["rotating_sets"] = ROTATING_SETS
     answer["kernel_batch"] = k
+    answer["ref_timing"] = ref_timing
+    if rt is not None:
+        answer["ref_batch"] = k
+        answer["ref_call_overhead_ms"] = rt.child.delta_ns / 1e6
     answer["kernel_calls"] = kt.calls
     answer["kernel_checked"] = kt.checked
     answer["call_overhead_ms"] = pair.child.delta_ns / 1e6

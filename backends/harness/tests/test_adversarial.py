@@ -631,8 +631,8 @@ class DefaultSandboxTest(HostileSuite):
 
     def test_judge_inplace_input(self) -> None:
         answer = self.ask("verify", "judge_inplace_input")
-        self.record("judge_inplace_input", "runtime_error", [answer])
-        self.assert_refused(answer, "runtime_error", "modified input 0 in place")
+        self.record("judge_inplace_input", "crash", [answer])
+        self.assert_refused(answer, "crash", "its inputs are read-only, so writing one (in place) ends it this way")
         self.assert_honest_unharmed("judge_inplace_input")
 
     def test_judge_half_output(self) -> None:

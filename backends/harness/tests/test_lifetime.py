@@ -1,5 +1,8 @@
-"""The worker dies with the process that started it, even while a request hangs."""
+"""The worker dies with the process that started it, even while a request hangs; what a killed
+worker leaves in the temporary folder is removed by the next one."""
+import glob
 import os
+import tempfile
 import signal
 import subprocess
 import sys
@@ -48,6 +51,27 @@ class LifetimeTest(unittest.TestCase):
             time.sleep(0.1)
         os.kill(pid, signal.SIGKILL)
         self.fail("the worker outlived its parent")
+
+    def test_next_worker_removes_a_killed_workers_staging(self) -> None:
+        from harness_client import KernelDir, Worker, reference
+        kernels = KernelDir()
+        worker = Worker()
+        try:
+            answer = worker.request({"id": 1, "op": "verify", "reference": reference("relu_ref.py"),
+                                     "kernel": kernels.kernel("relu_ok.py"), "trials": 1, "seed": 0})
+            self.assertTrue(answer["ok"], answer)
+            pattern = os.path.join(tempfile.gettempdir(), f"akg-kernel-{worker.proc.pid}-*")
+            staged = glob.glob(pattern)
+            self.assertTrue(staged, "the verify staged no kernel folder")
+            worker.proc.kill()  # no cleanup: as the engine ends a worker it no longer needs
+            worker.proc.wait()
+            time.sleep(0.5)  # its children die with it (PDEATHSIG)
+            self.assertTrue(any(os.path.exists(p) for p in staged))
+            Worker().close()
+            self.assertEqual([p for p in staged if os.path.exists(p)], [])
+        finally:
+            worker.close()
+            kernels.close()
 
 
 if __name__ == "__main__":

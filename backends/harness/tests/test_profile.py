@@ -34,6 +34,27 @@ class ProfileTest(unittest.TestCase):
             self.assertIn(key, env)
         self.assertNotIn("case", answer)
 
+    def test_both_sides_timed_alike(self) -> None:
+        """The reference is timed in a child of its own, in batches as large as the kernel's."""
+        answer = self.worker.request({"id": 11, "op": "profile", "reference": reference("relu_ref.py"),
+                                      "kernel": self.kernels.kernel("relu_ok.py"), "warmup": 2, "runs": 12, "seed": 3})
+        self.assertTrue(answer["ok"], answer)
+        self.assertEqual(answer["ref_timing"], "child")
+        self.assertEqual(answer["ref_batch"], answer["kernel_batch"])
+        self.assertGreaterEqual(answer["kernel_batch"], 3)
+        self.assertGreater(answer["ref_call_overhead_ms"], 0.0)
+
+    def test_reference_that_needs_its_folder_is_timed_by_the_judge(self) -> None:
+        """A reference that reads a data file beside it cannot run in the reference child (only the
+        .py files are staged): the judge times it and says why."""
+        answer = self.worker.request({"id": 12, "op": "profile", "reference": reference("reads_file_ref.py"),
+                                      "kernel": self.kernels.kernel("relu_ok.py"), "warmup": 1, "runs": 6, "seed": 0})
+        self.assertTrue(answer["ok"], answer)
+        self.assertTrue(answer["ref_timing"].startswith("judge (the reference did not run in a child"), answer)
+        self.assertIn("reads_file_ref.scale", answer["ref_timing"])
+        self.assertNotIn("ref_batch", answer)
+        self.assertGreater(answer["ref_ms"], 0.0)
+
     def test_dynamic_task_times_get_inputs(self) -> None:
         answer = self.worker.request({"id": 2, "op": "profile", "reference": reference("dyn_ref.py"),
                                       "kernel": self.kernels.kernel("relu_ok.py"), "warmup": 1, "runs": 3, "seed": 0})
