@@ -10,6 +10,11 @@ on the same kernels to compare what the judge costs:
     /usr/bin/python3 bench/judge_cost.py --record bench.json --harness /tmp/old/backends/harness --output old.json
     /usr/bin/python3 bench/judge_cost.py --compare old.json new.json
 
+The machine's speed drifts over minutes on a shared host; ``--paired H2 --paired-output OUT2``
+keeps both workers alive and judges every operator with one harness then the other (the order
+alternating), so the drift falls on both alike; run it with the same harness on both sides for the
+noise between two runs that differ in nothing.
+
 One worker serves every operator, as in `akg_cli bench`; the first request pays the worker's start.
 Requests go one at a time; the environment is the engine's (threads, OpenBLAS core type, passive
 OpenMP waits). Times are wall clock around each request, so they include what the engine waits for.
@@ -28,7 +33,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 
 def engine_env(threads: int) -> Dict[str, str]:
@@ -77,11 +82,10 @@ class Worker:
         self.proc.wait(timeout=30)
 
 
-def measure(args: argparse.Namespace) -> None:
-    record = json.load(open(args.record, encoding="utf-8"))
-    suite_root = os.path.dirname(os.path.abspath(args.record))
-    worker = Worker(args.python, os.path.abspath(args.harness), args.threads)
-    rows: List[Dict[str, Any]] = []
+def _operators(record: Dict[str, Any], record_path: str) -> List[Tuple[Dict[str, Any], str, str]]:
+    """(op, reference path, kernel path) of every operator of the record that passed."""
+    suite_root = os.path.dirname(os.path.abspath(record_path))
+    found = []
     for op in record["ops"]:
         run_dir = op.get("run_dir")
         kernel = os.path.join(run_dir, "model_new.py") if run_dir else None
@@ -93,25 +97,53 @@ def measure(args: argparse.Namespace) -> None:
             candidates = [os.path.join(d, ref) for d in (os.getcwd(), suite_root, suite, os.path.dirname(suite),
                                                           os.path.dirname(os.path.dirname(suite)))]
             ref = next((c for c in candidates if os.path.exists(c)), candidates[0])
-        if args.gap > 0:
-            time.sleep(args.gap)
-        t0 = time.perf_counter()
-        v = worker.ask({"op": "verify", "reference": ref, "kernel": kernel, "trials": 5, "seed": 0})
-        t1 = time.perf_counter()
-        p = worker.ask({"op": "profile", "reference": ref, "kernel": kernel, "warmup": 5, "runs": 50, "seed": 0})
-        t2 = time.perf_counter()
-        row = {"family": op["family"], "name": op["name"], "verify_ok": v.get("ok"), "verify_s": t1 - t0,
-               "profile_ok": p.get("ok"), "profile_s": t2 - t1, "speedup": p.get("speedup"),
-               "ref_ms": p.get("ref_ms"), "kernel_ms": p.get("kernel_ms"), "kernel_batch": p.get("kernel_batch"), "ref_timing": p.get("ref_timing"),
-               "error": v.get("detail") if not v.get("ok") else p.get("detail")}
-        rows.append(row)
-        print(f"{op['family']}/{op['name']}: verify {row['verify_s']:.2f}s profile {row['profile_s']:.2f}s "
-              f"speedup {row['speedup'] if row['speedup'] is None else round(row['speedup'], 3)}", file=sys.stderr)
+        found.append((op, ref, kernel))
+    return found
+
+
+def judge_one(worker: Worker, op: Dict[str, Any], ref: str, kernel: str, gap: float, label: str) -> Dict[str, Any]:
+    if gap > 0:
+        time.sleep(gap)
+    t0 = time.perf_counter()
+    v = worker.ask({"op": "verify", "reference": ref, "kernel": kernel, "trials": 5, "seed": 0})
+    t1 = time.perf_counter()
+    p = worker.ask({"op": "profile", "reference": ref, "kernel": kernel, "warmup": 5, "runs": 50, "seed": 0})
+    t2 = time.perf_counter()
+    row = {"family": op["family"], "name": op["name"], "verify_ok": v.get("ok"), "verify_s": t1 - t0,
+           "profile_ok": p.get("ok"), "profile_s": t2 - t1, "speedup": p.get("speedup"),
+           "ref_ms": p.get("ref_ms"), "kernel_ms": p.get("kernel_ms"), "kernel_batch": p.get("kernel_batch"),
+           "ref_timing": p.get("ref_timing"), "error": v.get("detail") if not v.get("ok") else p.get("detail")}
+    print(f"{label}{op['family']}/{op['name']}: verify {row['verify_s']:.2f}s profile {row['profile_s']:.2f}s "
+          f"speedup {row['speedup'] if row['speedup'] is None else round(row['speedup'], 3)}", file=sys.stderr)
+    return row
+
+
+def measure(args: argparse.Namespace) -> None:
+    record = json.load(open(args.record, encoding="utf-8"))
+    worker = Worker(args.python, os.path.abspath(args.harness), args.threads)
+    rows = [judge_one(worker, op, ref, kernel, args.gap, "") for op, ref, kernel in _operators(record, args.record)]
     worker.close()
     out = {"harness": args.harness, "python": args.python, "threads": args.threads, "record": args.record,
-           "gap_s": args.gap,
-           "sandbox": worker.ready.get("sandbox"), "ops": rows}
+           "gap_s": args.gap, "sandbox": worker.ready.get("sandbox"), "ops": rows}
     json.dump(out, open(args.output, "w", encoding="utf-8"), indent=1)
+
+
+def measure_paired(args: argparse.Namespace) -> None:
+    """Both harnesses alive at once, each operator judged by one then the other (the order
+    alternating), so that the machine's drift falls on both alike."""
+    record = json.load(open(args.record, encoding="utf-8"))
+    sides = [(args.harness, args.output, args.gap), (args.paired, args.paired_output, args.paired_gap)]
+    workers = [Worker(args.python, os.path.abspath(h), args.threads) for h, _, _ in sides]
+    rows: List[List[Dict[str, Any]]] = [[], []]
+    for i, (op, ref, kernel) in enumerate(_operators(record, args.record)):
+        for s in ((0, 1) if i % 2 == 0 else (1, 0)):
+            rows[s].append(judge_one(workers[s], op, ref, kernel, sides[s][2], f"[{s}] "))
+    for s, (harness, output, gap) in enumerate(sides):
+        workers[s].close()
+        out = {"harness": harness, "python": args.python, "threads": args.threads, "record": args.record,
+               "gap_s": gap, "paired_with": sides[1 - s][0], "sandbox": workers[s].ready.get("sandbox"),
+               "ops": rows[s]}
+        json.dump(out, open(output, "w", encoding="utf-8"), indent=1)
 
 
 def geomean(values: List[float]) -> float:
@@ -153,6 +185,9 @@ def main() -> int:
     parser.add_argument("--output")
     parser.add_argument("--gap", type=float, default=0.0,
                         help="seconds before each verify, standing for the engine's build of the candidate")
+    parser.add_argument("--paired", metavar="HARNESS2", help="judge every operator with HARNESS2 too, alternating")
+    parser.add_argument("--paired-output", metavar="OUT2", help="--paired: where HARNESS2's rows go")
+    parser.add_argument("--paired-gap", type=float, default=0.0, help="--paired: --gap for HARNESS2")
     parser.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"))
     args = parser.parse_args()
     if args.compare:
@@ -160,7 +195,12 @@ def main() -> int:
         return 0
     if not args.record or not args.output:
         parser.error("--record and --output are needed (or --compare OLD NEW)")
-    measure(args)
+    if args.paired:
+        if not args.paired_output:
+            parser.error("--paired needs --paired-output")
+        measure_paired(args)
+    else:
+        measure(args)
     return 0
 
 

@@ -26,6 +26,25 @@ def _die_with_parent() -> None:
         pass
 
 
+def _exit_with_judge(fd: int) -> None:
+    """Ends this process as soon as the judge's end of ``fd`` (stdin) closes, from its first
+    moments on: a judge killed while this child starts (importing torch takes seconds) would
+    otherwise leave it running until it first reads, and the sandbox's own processes with it. A
+    thread blocked in poll for hang-up only; it costs nothing while the judge lives."""
+    import select
+    import threading
+
+    def watch() -> None:
+        poller = select.poll()
+        poller.register(fd, select.POLLHUP | select.POLLERR)
+        while True:
+            for _, event in poller.poll():
+                if event & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                    os._exit(0)
+
+    threading.Thread(target=watch, name="akg-judge-watch", daemon=True).start()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="akg candidate child")
     parser.add_argument("--in-fd", type=int, required=True)
@@ -33,6 +52,7 @@ def main() -> int:
     args = parser.parse_args()
 
     _die_with_parent()
+    _exit_with_judge(0)
     answer_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr

@@ -63,6 +63,14 @@ def wait_worker_hung(server_pid, timeout=60):
     raise TimeoutError("no harness worker reached the hanging forward")
 
 
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")[:300]
+    except OSError:
+        return "?"
+
+
 def alive(pid):
     try:
         with open("/proc/%d/stat" % pid) as f:
@@ -311,7 +319,7 @@ class ExitWhileRunning(JobCase):
         deadline = time.monotonic() + 1.0
         while [p for p in below if alive(p)] and time.monotonic() < deadline:
             time.sleep(0.05)
-        self.assertEqual([p for p in below if alive(p)], [])
+        self.assertEqual([(p, cmdline(p)) for p in below if alive(p)], [])
         db = sqlite3.connect(os.path.join(self.tmp.name, "store.db"))
         try:
             status = db.execute("SELECT status FROM runs WHERE id = ?", (job_id,)).fetchone()
