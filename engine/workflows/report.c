@@ -150,6 +150,8 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
                                      "compiled_error",
                                      "compiled_isa",
                                      "flags",
+                                     "ref_timing",
+                                     "kernel_batch",
                                      NULL};
         for (int i = 0; keys[i]; i++)
             copy_item(p, j->profile, keys[i]);
