@@ -553,8 +553,8 @@ class CandidateProcess:
         """One batch of calls of the candidate, back to back, timed by the judge from "go" to
         "done". For the sets listed in ``check`` the outputs are read at "done" (``expect``: the
         reference's output sizes in bytes), read again after ``delay_s`` (late writers), and the
-        inputs must be as written. ``prepared``: what ``write_inputs`` gave for this batch, when the
-        judge wrote the inputs ahead (its writes' aftermath then falls on whatever ran between). With
+        inputs must be as written. ``prepared``: the inputs already in the region, as ``write_inputs``
+        or ``window_inputs`` gave them (otherwise ``batch`` is written now). With
         ``poison`` the judge first fills the memory of the last
         batch's outputs with 0xFF bytes (NaN, -1, 255, True): the child frees them when the command
         arrives and the kernel's next allocation of that size most likely gets them back, so an
@@ -877,7 +877,8 @@ def _user_tasks() -> int:
 
 
 class Judge:
-    """The worker's children: the current candidate's and one warm spare."""
+    """The worker's children, each in a slot of its own: the current candidate's (``current``),
+    one warm spare (``spare``) and the reference child (``ref_child``)."""
 
     def __init__(self, jail: Jail, device: str) -> None:
         self.jail = jail
@@ -897,17 +898,38 @@ class Judge:
         finally:
             probe.kill_all()
 
-    def _fresh(self) -> CandidateProcess:
-        """A started child: the spare or a new one."""
-        child, self.spare = self.spare, None
-        if child is None:
-            child = CandidateProcess(self.jail, self.device)
+    # ---------- slots ----------
+
+    def _start(self) -> Optional[CandidateProcess]:
+        """A child starting now (torch importing), or None when the sandbox refused it (the
+        request that needs one then starts it itself and reports why)."""
+        try:
+            return CandidateProcess(self.jail, self.device)
+        except HarnessError:
+            return None
+
+    @staticmethod
+    def _ready(child: CandidateProcess) -> CandidateProcess:
+        """``child`` once started and calibrated; closed when it could not start."""
         try:
             child.wait_ready()
         except HarnessError:
             child.close()
             raise
         return child
+
+    def _drop(self, slot: str) -> None:
+        child = getattr(self, slot)
+        setattr(self, slot, None)
+        if child is not None:
+            child.close()
+
+    def _fresh(self) -> CandidateProcess:
+        """A started child: the spare or a new one."""
+        child, self.spare = self.spare, None
+        return self._ready(child if child is not None else CandidateProcess(self.jail, self.device))
+
+    # ---------- the candidate ----------
 
     def child_for(self, key: Any, kernel_path: str, hide: List[str], init: List[Any],
                   state: Dict[str, torch.Tensor], seed: int) -> CandidateProcess:
@@ -921,16 +943,16 @@ class Judge:
             # the reference lies in a folder the sandbox shows: this candidate gets a child whose
             # view masks it
             child.close()
-            child = CandidateProcess(self.jail, self.device, hide)
-            try:
-                child.wait_ready()
-            except HarnessError:
-                child.close()
-                raise
+            child = self._ready(CandidateProcess(self.jail, self.device, hide))
         self.current = child
         child.key = key
         child.load(kernel_path, hide, init, state, seed)
         return child
+
+    def drop_current(self) -> None:
+        self._drop("current")
+
+    # ---------- the reference ----------
 
     def reference_child(self, key: Any, path: str, init: List[Any], state: Dict[str, torch.Tensor],
                         seed: int) -> CandidateProcess:
@@ -954,50 +976,32 @@ class Judge:
         ref.key = key
         return ref
 
+    def drop_reference(self) -> None:
+        self._drop("ref_child")
+
+    # ---------- start-up off the critical path ----------
+
+    def warm_spare(self) -> None:
+        """Starts a spare child if there is none."""
+        if self.spare is None:
+            self.spare = self._start()
+
     def warm_reference(self) -> None:
         """Starts the reference child (nothing loaded) if there is none."""
         if self.ref_child is None:
-            try:
-                self.ref_child = CandidateProcess(self.jail, self.device)
-            except HarnessError:
-                self.ref_child = None
-
-    def drop_reference(self) -> None:
-        if self.ref_child is not None:
-            self.ref_child.close()
-            self.ref_child = None
-
-    def drop_current(self) -> None:
-        if self.current is not None:
-            self.current.close()
-            self.current = None
-
-    def warm_spare(self) -> None:
-        """Starts a spare child if there is none (called after an answer is sent)."""
-        if self.spare is None:
-            try:
-                self.spare = CandidateProcess(self.jail, self.device)
-            except HarnessError:
-                self.spare = None
+            self.ref_child = self._start()
 
     def settle(self) -> None:
-        """Lets a starting spare or reference child finish before anything is timed."""
-        if self.spare is not None:
-            try:
-                self.spare.wait_ready()
-            except HarnessError:
-                self.spare.close()
-                self.spare = None
-        if self.ref_child is not None and self.ref_child.dead_reason is None:
-            try:
-                self.ref_child.wait_ready()
-            except HarnessError:
-                self.drop_reference()
+        """Lets a starting spare or reference child finish before anything is timed; one that
+        cannot start is dropped."""
+        for slot in ("spare", "ref_child"):
+            child = getattr(self, slot)
+            if child is not None and child.dead_reason is None:
+                try:
+                    child.wait_ready()
+                except HarnessError:
+                    self._drop(slot)
 
     def close(self) -> None:
-        self.drop_current()
-        self.drop_reference()
-        if self.spare is not None:
-            self.spare.close()
-            self.spare = None
-
+        for slot in ("current", "ref_child", "spare"):
+            self._drop(slot)

@@ -3,8 +3,8 @@
 Reference and kernel are timed alike: each in a child process of its own (the candidate's
 sandboxed child, candidate.py; the reference child, which loads the reference's ``Model``), in
 batches of the same number of back-to-back calls, each call on an input set no call had before
-(a drawn set with every tensor rolled by a random offset, written by the judge into the child's
-input region before the other side's batch runs), each batch after one untimed settling call
+(a drawn set with every tensor rotated by a random offset: the window of a doubled copy the judge
+wrote into the child's input region once, read in place), each batch after one untimed settling call
 that absorbs what the other side left behind (dirty cache lines, a thread pool to wake), timed on
 the judge's clock from its "go" to the child's "done" less that child's measured call overhead.
 The batches alternate, reference then kernel. Nothing of the protocol differs between the sides
@@ -281,22 +281,14 @@ class KernelTimer:
                            f"{result.detail or 'outputs differ'}: the kernel passed verification but computes "
                            "something else while it is being timed", where="kernel")
 
-    def prepare(self, k: int, settle: int = 0) -> Tuple[int, int, List[Tuple[List[Any], List[int]]], Any]:
-        """Draws the variants of a batch: windows of the doubled copies in the child's input
-        region, nothing written."""
-        variants = [self._variant() for _ in range(settle + k)]
-        written = self.child.window_inputs(self.win_bases, variants)
-        return k, settle, [(self.win_bases[b], rolls) for b, rolls in variants], written
-
-    def batch(self, k: int, check: Optional[List[int]] = None, settle: int = 0,
-              prepared: Optional[Tuple[int, int, List[Tuple[List[Any], List[int]]], Any]] = None) -> float:
+    def batch(self, k: int, check: Optional[List[int]] = None, settle: int = 0) -> float:
         """Runs ``k`` timed calls as one batch, after ``settle`` untimed ones (the first call of a
         block absorbs what ran before: the reference's dirty lines); returns milliseconds per timed
         call (the child's call overhead, measured before the candidate was loaded, taken off once).
         ``check`` indexes all settle + k calls."""
-        if prepared is None:
-            prepared = self.prepare(k, settle)
-        k, settle, variants, written = prepared
+        drawn = [self._variant() for _ in range(settle + k)]
+        written = self.child.window_inputs(self.win_bases, drawn)  # windows: nothing is written
+        variants = [(self.win_bases[b], rolls) for b, rolls in drawn]
         check = check or []
         started = time.perf_counter_ns()
         result = self.child.call([v[0] for v in variants], check=check, expect=self.expect,
@@ -424,28 +416,21 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
             if len(times) < runs:
                 times.append(timer.time_ms(call(i), kept))
 
-    # each side's next inputs are written before the other side's batch runs: both find them alike
     n = 0
-    pending = kt.prepare(k, settle=1)
-    pending_ref = rt.prepare(k, settle=1) if rt is not None else None
     ref_wanted = batches if rt is not None else runs
     while (len(kernel_times) < batches or len(ref_times) < ref_wanted
            or (compiled is not None and len(compiled_times) < runs)):
         if len(ref_times) < ref_wanted:
             if rt is not None:
-                ref_times.append(rt.batch(k, prepared=pending_ref))
-                if len(ref_times) < ref_wanted:
-                    pending_ref = rt.prepare(k, settle=1)
+                ref_times.append(rt.batch(k, settle=1))
             else:
                 block(ref_call, ref_times)
         if compiled is not None and len(compiled_times) < runs:
             block(compiled_call, compiled_times)
         if len(kernel_times) < batches:
             check = [kt.rng.randrange(k + 1)] if n in sampled else None
-            kernel_times.append(kt.batch(k, check, prepared=pending))
+            kernel_times.append(kt.batch(k, check, settle=1))
             n += 1
-            if len(kernel_times) < batches:
-                pending = kt.prepare(k, settle=1)
 
     answer: Dict[str, Any] = {"ok": True}
     answer.update(_summary("ref", ref_times))
