@@ -113,7 +113,7 @@ static void test_registries(const char *store)
     jo.provider = NULL;
     jo.dsl = "triton";
     CHECK(akg_job_start(e, &jo, on_event, NULL, NULL, err, sizeof err) == AKG_EUNSUPPORTED);
-    CHECK_CONTAINS(err, "not supported by this build (supported: cpu/cpp)");
+    CHECK_CONTAINS(err, "not supported by this build (supported: cpu/cpp");
     jo.dsl = "fortran";
     CHECK(akg_job_start(e, &jo, on_event, NULL, NULL, err, sizeof err) == AKG_EUNSUPPORTED);
     CHECK_CONTAINS(err, "unknown DSL 'fortran'");
@@ -122,7 +122,7 @@ static void test_registries(const char *store)
     CHECK(akg_job_start(e, &jo, on_event, NULL, NULL, err, sizeof err) == AKG_ENOTFOUND);
     CHECK_CONTAINS(err, "sketch not found");
     cJSON *targets = akg_engine_targets();
-    CHECK(cJSON_GetArraySize(targets) == 1);
+    CHECK(cJSON_GetArraySize(targets) >= 1); /* cpu/cpp first, then the others */
     CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(targets, 0), "dsl")),
               "cpp");
     cJSON_Delete(targets);

@@ -62,9 +62,9 @@ class Emitted:
     diagnostics: str = ""
 
 
-def emit(akg_cli: str, path: str, timeout: float = 60.0) -> Emitted:
+def emit(akg_cli: str, path: str, timeout: float = 60.0, backend: str = "cpu", dsl: str = "cpp") -> Emitted:
     try:
-        proc = subprocess.run([akg_cli, "sketch", "emit", "--backend", "cpu", "--dsl", "cpp", path],
+        proc = subprocess.run([akg_cli, "sketch", "emit", "--backend", backend, "--dsl", dsl, path],
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return Emitted(EMIT_CANNOT, diagnostics=f"akg_cli sketch emit did not finish in {timeout:g} s")
@@ -75,9 +75,9 @@ def emit(akg_cli: str, path: str, timeout: float = 60.0) -> Emitted:
     return Emitted(EMIT_CANNOT, diagnostics=(proc.stderr.strip() or f"exit status {proc.returncode}"))
 
 
-def emit_all(akg_cli: str, paths: Sequence[str], jobs: int) -> List[Emitted]:
+def emit_all(akg_cli: str, paths: Sequence[str], jobs: int, backend: str = "cpu", dsl: str = "cpp") -> List[Emitted]:
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(lambda p: emit(akg_cli, p), paths))
+        return list(pool.map(lambda p: emit(akg_cli, p, backend=backend, dsl=dsl), paths))
 
 
 def entry_name(kernel_id: int) -> str:
@@ -256,16 +256,17 @@ def _child(conn: "multiprocessing.connection.Connection") -> None:
         conn.send(("done", call.kernel_id, rc, call.tensors))
 
 
-def run_calls(calls: Sequence[Call], timeout: float = 30.0) -> List[Result]:
-    """Runs every call in a forked child, restarting it after a crash or a timeout."""
+def run_calls(calls: Sequence[Call], timeout: float = 30.0, child=None) -> List[Result]:
+    """Runs every call in a forked child (``child(conn)``, by default the C ABI's caller), restarting
+    it after a crash or a timeout."""
     ctx = multiprocessing.get_context("fork")
     results: List[Result] = []
     pending = list(calls)
     while pending:
-        parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_child, args=(child,), daemon=True)
+        parent, child_end = ctx.Pipe()
+        proc = ctx.Process(target=child or _child, args=(child_end,), daemon=True)
         proc.start()
-        child.close()
+        child_end.close()
         while pending:
             call = pending[0]
             try:
@@ -303,6 +304,6 @@ def _await(conn: "multiprocessing.connection.Connection", proc: "multiprocessing
             sig = f"signal {-code}" if code is not None and code < 0 else f"exit {code}"
             return Result(call.kernel_id, "crash", detail=f"the kernel crashed ({sig})")
         if msg[0] == "done":
-            _, _, rc, tensors = msg
-            return Result(call.kernel_id, "ok" if rc == 0 else "rc", rc, tensors,
-                          "" if rc == 0 else f"akg_kernel returned {rc}")
+            rc, tensors = msg[2], msg[3]
+            detail = msg[4] if len(msg) > 4 else f"akg_kernel returned {rc}"
+            return Result(call.kernel_id, "ok" if rc == 0 else "rc", rc, tensors, "" if rc == 0 else detail)

@@ -180,6 +180,15 @@ def reuse_design(op: Op, folder: str) -> None:
         op.fail("refused", f"--sketches: {path} does not exist")
 
 
+def fixture_design(op: Op, folder: str) -> None:
+    """--sketch-files: FOLDER/<family>_<name>.sketch (a committed snapshot of the Designer's sketches)."""
+    path = os.path.join(folder, f"{op.family}_{op.name}.sketch")
+    if os.path.isfile(path):
+        op.sketch = path
+    else:
+        op.fail("refused", f"--sketch-files: {path} does not exist")
+
+
 def json_forms(akg_cli: str, ops: Sequence[Op]) -> None:
     todo = [op for op in ops if op.sketch]
     if not todo:
@@ -297,6 +306,71 @@ def lower_build_run(ops: Sequence[Op], akg_cli: str, work: str, cxx: str, extra:
     return None, times
 
 
+def lower_run_triton(ops: Sequence[Op], akg_cli: str, work: str, jobs: int) -> Tuple[Optional[str], Dict[str, float]]:
+    """--dsl triton_cuda: lowers every operator with `sketch emit --backend cuda --dsl triton_cuda` and
+    runs the module's akg_kernel under Triton's interpreter (triton_kernels.py), ``jobs`` children at
+    once; the comparison is the C++ path's."""
+    import triton_kernels
+
+    times: Dict[str, float] = {}
+    todo = [op for op in ops if op.ir is not None and op.outcome != "refused"]
+    if not todo:
+        return None, times
+    t0 = time.monotonic()
+    emitted = kernels.emit_all(akg_cli, [op.sketch for op in todo], jobs, backend="cuda", dsl="triton_cuda")
+    if any(e.status == kernels.EMIT_MISSING for e in emitted):
+        missing = next(e for e in emitted if e.status == kernels.EMIT_MISSING)
+        return missing.diagnostics or "akg_cli sketch emit --backend cuda is not available", times
+    calls: List[kernels.Call] = []
+    called: List[Tuple[Op, CaseOutcome, Any]] = []
+    for op, em in zip(todo, emitted):
+        if em.status != kernels.EMIT_OK:
+            op.fail("refused", "sketch emit refused the sketch: " + em.diagnostics)
+            continue
+        op.source = em.source
+        os.makedirs(os.path.join(work, op.name), exist_ok=True)
+        path = os.path.join(work, op.name, f"kernel_{op.name}.py")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(em.source)
+        assert op.ir is not None
+        for case, prepared in zip(op.cases, op.prepared.cases):
+            if case.outcome == "not_run":
+                continue
+            tensors = [values.abi_array(prepared.start[t["name"]].copy(), t["dtype"]) for t in op.ir["tensors"]]
+            calls.append(kernels.Call(op.index, path, tensors, [prepared.symbols[s] for s in op.ir["symbols"]],
+                                      [prepared.params[p["name"]] for p in op.ir["params"]]))
+            called.append((op, case, prepared))
+    t1 = time.monotonic()
+    groups = [list(range(j, len(calls), max(1, jobs))) for j in range(max(1, jobs))]
+    results: List[Any] = [None] * len(calls)
+
+    def run_group(idx: List[int]) -> None:
+        for i, res in zip(idx, kernels.run_calls([calls[i] for i in idx], KERNEL_TIMEOUT * 4, triton_kernels.child)):
+            results[i] = res
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        list(pool.map(run_group, [g for g in groups if g]))
+    for (op, case, prepared), res in zip(called, results):
+        if res.status != "ok":
+            case.outcome, case.detail = "kernel_failed", res.detail
+            op.fail("kernel_failed", f"case {case.name}: {res.detail}")
+            continue
+        assert op.ir is not None and res.tensors is not None
+        got = {t["name"]: values.from_abi(buf, t["dtype"]) for t, buf in zip(op.ir["tensors"], res.tensors)}
+        mismatches = values.compare_all(op.ir, prepared.expected, got)
+        if mismatches:
+            case.outcome = "mismatch"
+            case.detail = "; ".join(f"tensor '{m.tensor}': {m.detail}" for m in mismatches)
+            op.fail("mismatch", f"case {case.name}: {case.detail}")
+        else:
+            case.outcome = PASSED
+    for op in todo:
+        if op.outcome == "pending" and op.cases and all(c.outcome == PASSED for c in op.cases):
+            op.outcome = PASSED
+    times.update(lowering=t1 - t0, interpreting=time.monotonic() - t1)
+    return None, times
+
+
 # ---- report ---------------------------------------------------------------------------------------------
 
 
@@ -405,11 +479,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--ops", nargs="*", default=[], help="only operators whose family/name contains one of these")
     parser.add_argument("--sketches", help="take WORK/<op>/sketch.sketch from this folder (an earlier run's work "
                                            "folder) instead of running the Designer")
+    parser.add_argument("--sketch-files", help="take <family>_<name>.sketch from this folder instead of running "
+                                               "the Designer (tests/sketch/fixtures/triton_cuda holds a snapshot)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the probe, the weights and the inputs")
     parser.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
     parser.add_argument("--cxxflags", default="", help="compiler flags added to the product's")
     parser.add_argument("--jobs", type=int, default=2, help="processes a stage (the Designer runs at most 2)")
+    parser.add_argument("--dsl", choices=("cpp", "triton_cuda"), default="cpp",
+                        help="the backend under test: cpu/cpp (built with g++) or cuda/triton_cuda (run by "
+                             "Triton's interpreter, TRITON_INTERPRET=1: no GPU needed)")
     args = parser.parse_args(argv)
+    triton = args.dsl == "triton_cuda"
+    backend, dsl = ("cuda", "triton_cuda") if triton else ("cpu", "cpp")
     start, cpu0 = time.monotonic(), cpu_seconds()
     akg_cli = find_akg_cli(args.akg_cli)
     if akg_cli is None:
@@ -421,10 +502,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except ImportError as exc:
         print(f"sketch difftest suite skipped: {sys.executable} cannot import torch ({exc})")
         return SKIP
-    probe = kernels.emit(akg_cli, EMIT_PROBE)
+    if triton:
+        import triton_kernels  # sets TRITON_INTERPRET=1 before anything imports triton
+
+        why = triton_kernels.available()
+        if why:
+            print(f"sketch difftest suite skipped: {sys.executable}: {why} (scripts/setup.sh torch2 makes "
+                  ".venv-torch2)")
+            return SKIP
+    probe = kernels.emit(akg_cli, EMIT_PROBE, backend=backend, dsl=dsl)
     if probe.status == kernels.EMIT_MISSING:
-        print("sketch difftest suite skipped: `akg_cli sketch emit --backend cpu --dsl cpp` is not available in this "
-              f"build ({(probe.diagnostics or 'no output').splitlines()[0]})")
+        print(f"sketch difftest suite skipped: `akg_cli sketch emit --backend {backend} --dsl {dsl}` is not "
+              f"available in this build ({(probe.diagnostics or 'no output').splitlines()[0]})")
         return SKIP
     flags = product_flags()
     extra = [f for f in flags if f not in kernels.CXX_FLAGS] + args.cxxflags.split()
@@ -451,7 +540,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     times: Dict[str, float] = {}
 
     t = time.monotonic()
-    if args.sketches:
+    if args.sketch_files:
+        for op in ops:
+            fixture_design(op, os.path.abspath(args.sketch_files))
+    elif args.sketches:
         for op in ops:
             reuse_design(op, os.path.abspath(args.sketches))
     else:
@@ -470,10 +562,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     times["shrinking and interpreting"] = time.monotonic() - t
     print(f"sketch difftest suite: cases {times['shrinking and interpreting']:.1f} s", flush=True)
 
-    skip, kernel_times = lower_build_run(ops, akg_cli, work, args.cxx, extra, args.jobs)
+    if triton:
+        skip, kernel_times = lower_run_triton(ops, akg_cli, work, args.jobs)
+    else:
+        skip, kernel_times = lower_build_run(ops, akg_cli, work, args.cxx, extra, args.jobs)
     if skip is not None:
-        print(f"sketch difftest suite skipped: `akg_cli sketch emit --backend cpu --dsl cpp` is not available "
-              f"({skip.splitlines()[0] if skip else ''})")
+        print(f"sketch difftest suite skipped: `akg_cli sketch emit --backend {backend} --dsl {dsl}` is not "
+              f"available ({skip.splitlines()[0] if skip else ''})")
         return SKIP
     times.update(kernel_times)
     return report(ops, work, args.seed, times, time.monotonic() - start, cpu_seconds() - cpu0)
