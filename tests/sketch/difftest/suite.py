@@ -189,6 +189,35 @@ def fixture_design(op: Op, folder: str) -> None:
         op.fail("refused", f"--sketch-files: {path} does not exist")
 
 
+# The built-in Designer splits long rows across programs only past RX_SPLIT_ROWS (65536) elements, and
+# the I > 1 reductions only from D >= 64: the small cases never take those branches. A variant with the
+# thresholds lowered takes them (the branches compute the same function for every shape; only their
+# speed differs), so that host loops, scratch tiles and the kernels that combine them run too.
+SPLIT_SWAPS = (("D < 65536", "D < 8"), ("D >= 64", "D >= 2"))
+
+
+def split_variants(ops: Sequence[Op], work: str) -> List[Op]:
+    """For every sketch with a split threshold, an operator OP@split running the variant."""
+    extra: List[Op] = []
+    folder = os.path.join(work, "variants")
+    for op in ops:
+        if not op.sketch:
+            continue
+        with open(op.sketch, encoding="utf-8") as f:
+            text = f.read()
+        variant = text
+        for old, new in SPLIT_SWAPS:
+            variant = variant.replace(old, new)
+        if variant == text:
+            continue
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, f"{op.name}@split.sketch")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(variant)
+        extra.append(Op(len(ops) + len(extra), op.family, op.name + "@split", op.reference, sketch=path))
+    return extra
+
+
 def json_forms(akg_cli: str, ops: Sequence[Op]) -> None:
     todo = [op for op in ops if op.sketch]
     if not todo:
@@ -481,6 +510,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                            "folder) instead of running the Designer")
     parser.add_argument("--sketch-files", help="take <family>_<name>.sketch from this folder instead of running "
                                                "the Designer (tests/sketch/fixtures/triton_cuda holds a snapshot)")
+    parser.add_argument("--split-variants", action="store_true",
+                        help="also run every sketch with its row-split thresholds lowered (OP@split), so that the "
+                             "branches the small cases never take run too")
     parser.add_argument("--seed", type=int, default=0, help="seed of the probe, the weights and the inputs")
     parser.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
     parser.add_argument("--cxxflags", default="", help="compiler flags added to the product's")
@@ -552,6 +584,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         design_one(akg_cli, ops[0], work, args.seed)
         with ThreadPoolExecutor(max_workers=max(1, min(2, args.jobs))) as pool:
             list(pool.map(lambda op: design_one(akg_cli, op, work, args.seed), ops[1:]))
+    if args.split_variants:
+        ops = ops + split_variants(ops, work)
     json_forms(akg_cli, ops)
     times["designing"] = time.monotonic() - t
     print(f"sketch difftest suite: designs {times['designing']:.1f} s ({sum(op.ir is not None for op in ops)} "

@@ -183,6 +183,8 @@ static bool region(tt_ctx *C, const tt_name *n, const akg_sketch_expr *sub, cons
         }
     }
     *ptr = off ? tt_strf(C, "%s + %s", n->py, off) : n->py;
+    if (m && v->rank > 0 && !strstr(m, "tl.arange")) /* a block mask for a block pointer */
+        m = tt_strf(C, "%s & (%s >= 0)", m, tt_arange(C, v->pad[0], 0, v->rank));
     /* a conjunction is compared with 0 again: Triton's interpreter takes only a bool block as a
      * mask, and `block & scalar` gives it another representation (the compiler folds this) */
     *mask = m && strstr(m, " & ") ? tt_strf(C, "(%s) != 0", m) : m;
