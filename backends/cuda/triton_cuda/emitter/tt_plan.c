@@ -179,8 +179,6 @@ static void launch(plan *P, const akg_sketch_stmt *const *stmts, size_t n, bool 
     int n_axes = 0;
     const akg_sketch_stmt *const *body = stmts;
     size_t n_body = n;
-    const akg_sketch_stmt *inner_body[1];
-    (void)inner_body;
     if (parallel) {
         const akg_sketch_stmt *st = stmts[0];
         for (;;) {

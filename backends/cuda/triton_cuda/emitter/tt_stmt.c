@@ -366,8 +366,6 @@ static void do_load(tt_ctx *C, const akg_sketch_stmt *st)
     akg_dtype dt = v.dt ? v.dt : m->dt;
     const char *ld = mask ? tt_strf(C, "tl.load(%s, mask=%s, other=%s)", ptr, mask, other_of(C, st))
                           : tt_strf(C, "tl.load(%s)", ptr);
-    if (v.rank == 0)
-        ld = tt_strf(C, "%s", ld);
     tt_line(C, "v_%s = %s%s", tname, ld, dt != m->dt ? tt_strf(C, ".to(%s)", tt_dtype_tl(dt)) : "");
     v.dt = dt;
     if (!t->shape->dt)
@@ -465,11 +463,6 @@ static void assign_one(tt_ctx *C, const char *name, const char *op, const akg_sk
             tt_fail(C, NULL, "'%s %s' on a name that holds no tile", name, op);
             return;
         }
-        const char *fn = !strcmp(op, "+=")   ? "add"
-                         : !strcmp(op, "-=") ? "sub"
-                         : !strcmp(op, "*=") ? "mul"
-                                             : "div";
-        (void)fn;
         tt_val *a = old->val;
         const char *py = tt_strf(C, "(%s %c %s)", a->py, op[0], tt_as_dtype(C, v, a->dt));
         tt_line(C, "v_%s = %s", name, py);
@@ -524,12 +517,6 @@ static void do_call(tt_ctx *C, const akg_sketch_stmt *st)
     tt_line(C, "v_%s = %s", name, v->py);
     tt_name *old = tt_lookup(C, name);
     bind_tile(C, name, v, old && old->kind == TN_TILE ? old->shape : NULL);
-}
-
-static bool has_tile_value(tt_ctx *C, const char *name)
-{
-    tt_name *n = tt_lookup(C, name);
-    return n && n->kind == TN_TILE;
 }
 
 /* After a loop or branch: the names bound before it keep the shape they had there (the body
@@ -627,7 +614,6 @@ static void do_if(tt_ctx *C, const akg_sketch_stmt *st)
             restore_shapes(C, m2, &before);
     }
     restore_shapes(C, mark, &before);
-    (void)has_tile_value;
 }
 
 void tt_kernel_stmt(tt_ctx *C, const akg_sketch_stmt *st)
