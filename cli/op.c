@@ -67,7 +67,8 @@ static void op_usage(FILE *f)
             "  --trials N             verification trials (default 5)\n"
             "  --min-speedup X        a verified kernel below X times the reference's speed\n"
             "                         sends the remaining attempts to other designs; the\n"
-            "                         fastest verified one is kept (default: config's\n"
+            "                         fastest verified one is kept; 0 keeps the first\n"
+            "                         verified kernel (default: config's\n"
             "                         profile_settings.min_speedup, else 1.0)\n"
             "  --seed N               base seed (default: drawn and recorded)\n"
             "  --output DIR           run folder (default akg_output/<op>_<dsl>_<time>_<id>)\n"
@@ -344,6 +345,18 @@ int cli_op(int argc, char **argv)
                 arch);
         return 2;
     }
+    double min_speedup_value = 0;
+    if (min_speedup) {
+        char *end = NULL;
+        min_speedup_value = strtod(min_speedup, &end);
+        if (end == min_speedup || *end || !(min_speedup_value >= 0)) {
+            fprintf(stderr,
+                    "akg_cli op: --min-speedup %s: expected a number of at least 0 (0 keeps the "
+                    "first verified kernel; 1.5 asks for 1.5x the reference's speed)\n",
+                    min_speedup);
+            return 2;
+        }
+    }
     if (sandbox && strcmp(sandbox, "auto") && strcmp(sandbox, "bwrap") && strcmp(sandbox, "none")) {
         fprintf(stderr, "akg_cli op: --sandbox %s is not a sandbox mode; use auto, bwrap or none\n",
                 sandbox);
@@ -414,7 +427,8 @@ int cli_op(int argc, char **argv)
     jo.max_step = max_step ? atoi(max_step) : 0;
     jo.trials = trials ? atoi(trials) : 0;
     jo.seed = seed ? strtoull(seed, NULL, 10) : 0;
-    jo.min_speedup = min_speedup ? atof(min_speedup) : 0;
+    jo.min_speedup = min_speedup_value;
+    jo.min_speedup_set = min_speedup != NULL;
     int rc = akg_job_start(c.engine, &jo, on_event, &c, &c.job, err, sizeof err);
     if (rc != AKG_OK) {
         fprintf(stderr, "akg_cli op: %s\n", err);

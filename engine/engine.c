@@ -574,7 +574,7 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     j->warmup_times = (int)akg_config_number(config, "profile_settings.warmup_times", 5);
     j->compiled_baseline = opts->compiled_baseline > 0;
     j->seed = opts->seed ? opts->seed : (unsigned long long)(uv_hrtime() % 1000000007ULL);
-    j->min_speedup = opts->min_speedup > 0
+    j->min_speedup = opts->min_speedup_set
                          ? opts->min_speedup
                          : akg_config_number(config, "profile_settings.min_speedup", 1.0);
     j->candidates = cJSON_CreateArray();

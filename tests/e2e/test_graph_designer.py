@@ -66,6 +66,10 @@ class GraphDesignerTest(CliTest):
                 self.assertIsNotNone(report, "%s: no report: %s" % (name, p.stderr[-2000:]))
                 self.assertEqual(report.get("status"), "pass",
                                  "%s: %s" % (name, json.dumps(report.get("error"))[:2000]))
+                # --min-speedup 0: the job ends with its first verified kernel, however slow
+                steps = [c.get("status") for c in report.get("candidates", [])]
+                self.assertEqual(steps[-1:], ["pass"], "%s: %s" % (name, steps))
+                self.assertEqual(steps.count("pass"), 1, "%s: %s" % (name, steps))
                 if name in SPELLINGS:
                     perf = report.get("perf") or {}
                     print("%s: kernel %.4f ms, PyTorch %.4f ms" % (

@@ -551,7 +551,9 @@ class CandidateProcess:
              poison: bool = False, settle: int = 0, prepared: Optional[Tuple[List[Any], List[List[torch.Tensor]]]] = None
              ) -> CallResult:
         """One batch of calls of the candidate, back to back, timed by the judge from "go" to
-        "done". For the sets listed in ``check`` the outputs are read at "done" (``expect``: the
+        "done". For the sets listed in ``check`` (timed ones: the first ``settle`` sets are
+        settling calls, untimed, whose outputs the child lets go at once) the outputs are read at
+        "done" (``expect``: the
         reference's output sizes in bytes), read again after ``delay_s`` (late writers), and the
         inputs must be as written. ``prepared``: the inputs already in the region, as ``write_inputs``
         or ``window_inputs`` gave them (otherwise ``batch`` is written now). With
@@ -561,6 +563,9 @@ class CandidateProcess:
         element it does not write shows up (verify poisons; profile does not, it checks fresh inputs)."""
         if self.dead_reason is not None:
             raise self.dead_reason
+        if any(b < settle or b >= len(batch) for b in (check or [])):
+            raise ValueError(f"check {check} names calls that are not timed calls of this batch "
+                             f"({settle} settling, {len(batch) - settle} timed)")
         try:
             if poison:
                 for addr, nbytes in self.last_outputs:

@@ -173,7 +173,11 @@ class Child:
         """A batch: every argument set of the blob, back to back. With ``settle`` n, the first n
         sets run after a first "go" (answered "settled"), the rest after a second "go" (answered
         "done"): the judge times the second part only, as the first call of a block absorbs what
-        ran before it."""
+        ran before it. The settling calls' outputs are let go as soon as each returns (they are
+        neither timed nor read: no pointers, no descriptions), so the first timed call writes
+        into the memory the settling call just wrote, as a caching allocator hands an operator
+        the block its predecessor freed; the timed calls' outputs stay alive until the next
+        command, for the judge to read any of them."""
         self.held = []
         batch = [self._arg(structure) for structure in pickle.loads(blob)] if blob else [[]]
         null = bool(req.get("null"))
@@ -197,7 +201,11 @@ class Child:
                 else:
                     assert model is not None
                     for args in part:
-                        placed.append(self.place(model(*args)))
+                        if answer == "settled":
+                            model(*args)  # freed here: the next call's output takes its memory
+                            placed.append([])
+                        else:
+                            placed.append(self.place(model(*args)))
                     if self.device.type == "cuda":
                         torch.cuda.synchronize(self.device)
                 ptrs = [[v.data_ptr() if isinstance(v, torch.Tensor) else 0 for v in outs] for outs in placed]

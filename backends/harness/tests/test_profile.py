@@ -41,8 +41,24 @@ class ProfileTest(unittest.TestCase):
         self.assertTrue(answer["ok"], answer)
         self.assertEqual(answer["ref_timing"], "child")
         self.assertEqual(answer["ref_batch"], answer["kernel_batch"])
+        # a small relu: many calls a batch, their 64 KB outputs all kept within KEEP_BYTES
         self.assertGreaterEqual(answer["kernel_batch"], 3)
+        self.assertLessEqual(answer["kernel_batch"] * 16 * 1024 * 4, 4 << 20)
         self.assertGreater(answer["ref_call_overhead_ms"], 0.0)
+        # each side's segment starts with settling calls worth SWITCH_SETTLE_MS (8 ms): a call of
+        # a few microseconds takes many, and they are counted among the kernel's calls
+        self.assertEqual(answer["segment_batches"], 8)
+        self.assertGreater(answer["kernel_switch_settle"], 1)
+        self.assertGreater(answer["ref_switch_settle"], 1)
+        timed = answer["kernel_batch"] * max(5, -(-12 // answer["kernel_batch"]))
+        self.assertGreaterEqual(answer["kernel_calls"], timed + answer["kernel_switch_settle"])
+
+    def test_large_outputs_one_call_a_batch(self) -> None:
+        """8 MB outputs: a batch keeps its timed outputs alive, so it holds one call (KEEP_BYTES)."""
+        answer = self.worker.request({"id": 12, "op": "profile", "reference": reference("relu_big_ref.py"),
+                                      "kernel": self.kernels.kernel("relu_ok.py"), "warmup": 1, "runs": 6, "seed": 3})
+        self.assertTrue(answer["ok"], answer)
+        self.assertEqual((answer["kernel_batch"], answer["ref_batch"]), (1, 1))
 
     def test_reference_that_needs_its_folder_is_timed_by_the_judge(self) -> None:
         """A reference that reads a data file beside it cannot run in the reference child (only the

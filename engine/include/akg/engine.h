@@ -23,6 +23,8 @@
 #ifndef AKG_ENGINE_H
 #define AKG_ENGINE_H
 
+#include <stdbool.h>
+
 #include <cjson/cJSON.h>
 #include <uv.h>
 
@@ -82,7 +84,9 @@ typedef struct {
                                    (needs PyTorch 2 in the harness interpreter); 0: eager only */
     double min_speedup;         /* a verified kernel below this speedup sends the Conductor's
                                    remaining attempts to other designs (feedback class "slow");
-                                   0: config's profile_settings.min_speedup, else 1.0 */
+                                   used when min_speedup_set, else the config's
+                                   profile_settings.min_speedup, else 1.0 */
+    bool min_speedup_set;       /* min_speedup was given (0 keeps the first verified kernel) */
 } akg_job_options;
 
 typedef enum {
