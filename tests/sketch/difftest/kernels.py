@@ -256,10 +256,10 @@ def _child(conn: "multiprocessing.connection.Connection") -> None:
         conn.send(("done", call.kernel_id, rc, call.tensors))
 
 
-def run_calls(calls: Sequence[Call], timeout: float = 30.0, child=None) -> List[Result]:
-    """Runs every call in a forked child (``child(conn)``, by default the C ABI's caller), restarting
-    it after a crash or a timeout."""
-    ctx = multiprocessing.get_context("fork")
+def run_calls(calls: Sequence[Call], timeout: float = 30.0, child=None, context: str = "fork") -> List[Result]:
+    """Runs every call in a child (``child(conn)``, by default the C ABI's caller; forked, or started
+    afresh with context="spawn"), restarting it after a crash or a timeout."""
+    ctx = multiprocessing.get_context(context)
     results: List[Result] = []
     pending = list(calls)
     while pending:

@@ -69,7 +69,7 @@ OUTCOMES = ("refused", "not_run", "build_error", "kernel_failed", "mismatch", PA
 OUTCOME_HELP = {
     "refused": "the Designer wrote no sketch, the sketch does not check, or sketch emit refused it",
     "not_run": "no case could be run: the sketch does not bind, the interpreter rejected it or ran out of budget",
-    "build_error": "the emitted C++ does not compile",
+    "build_error": "the emitted kernel does not compile (C++: g++; Triton: its compiler for sm_90, --compile)",
     "kernel_failed": "the kernel crashed, hung or returned non-zero",
     "mismatch": "kernel and interpreter differ on some tensor",
     PASSED: "every case matched",
@@ -335,10 +335,12 @@ def lower_build_run(ops: Sequence[Op], akg_cli: str, work: str, cxx: str, extra:
     return None, times
 
 
-def lower_run_triton(ops: Sequence[Op], akg_cli: str, work: str, jobs: int) -> Tuple[Optional[str], Dict[str, float]]:
+def lower_run_triton(ops: Sequence[Op], akg_cli: str, work: str, jobs: int,
+                     compile_too: bool) -> Tuple[Optional[str], Dict[str, float]]:
     """--dsl triton_cuda: lowers every operator with `sketch emit --backend cuda --dsl triton_cuda` and
     runs the module's akg_kernel under Triton's interpreter (triton_kernels.py), ``jobs`` children at
-    once; the comparison is the C++ path's."""
+    once; the comparison is the C++ path's. With compile_too, every case's launches are also compiled
+    for sm_90 by Triton's compiler (no GPU needed): a kernel it refuses is a build_error."""
     import triton_kernels
 
     times: Dict[str, float] = {}
@@ -373,13 +375,33 @@ def lower_run_triton(ops: Sequence[Op], akg_cli: str, work: str, jobs: int) -> T
     groups = [list(range(j, len(calls), max(1, jobs))) for j in range(max(1, jobs))]
     results: List[Any] = [None] * len(calls)
 
-    def run_group(idx: List[int]) -> None:
-        for i, res in zip(idx, kernels.run_calls([calls[i] for i in idx], KERNEL_TIMEOUT * 4, triton_kernels.child)):
-            results[i] = res
+    def run_group(idx: List[int], child: Any = triton_kernels.child, into: List[Any] = results,
+                  context: str = "fork") -> None:
+        for i, res in zip(idx, kernels.run_calls([calls[i] for i in idx], KERNEL_TIMEOUT * 4, child, context)):
+            into[i] = res
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         list(pool.map(run_group, [g for g in groups if g]))
+    t2 = time.monotonic()
+    if compile_too:
+        # one case an operator, the ragged one (general sizes: the signature most launches get; the tiny
+        # case's sizes of 1 become constexprs) to keep the test within its time
+        chosen = [i for i, (op, case, _) in enumerate(called)
+                  if case.name == "ragged" or not any(c.name == "ragged" for c in op.cases)]
+        cgroups = [chosen[j::max(1, jobs)] for j in range(max(1, jobs))]
+        compiled: List[Any] = [None] * len(calls)
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            # a fresh process: Triton must not have been imported with the interpreter on
+            list(pool.map(lambda g: run_group(g, triton_kernels.compile_child, compiled, "spawn"),
+                          [g for g in cgroups if g]))
+        for (op, case, _), res in zip(called, compiled):
+            if res is not None and res.status != "ok":
+                op.fail("build_error", f"case {case.name}: {res.detail}")
+                case.outcome, case.detail = "build_error", res.detail
+        times["compiling for sm_90"] = time.monotonic() - t2
     for (op, case, prepared), res in zip(called, results):
+        if case.outcome == "build_error":
+            continue
         if res.status != "ok":
             case.outcome, case.detail = "kernel_failed", res.detail
             op.fail("kernel_failed", f"case {case.name}: {res.detail}")
@@ -396,7 +418,7 @@ def lower_run_triton(ops: Sequence[Op], akg_cli: str, work: str, jobs: int) -> T
     for op in todo:
         if op.outcome == "pending" and op.cases and all(c.outcome == PASSED for c in op.cases):
             op.outcome = PASSED
-    times.update(lowering=t1 - t0, interpreting=time.monotonic() - t1)
+    times.update(lowering=t1 - t0, interpreting=t2 - t1)
     return None, times
 
 
@@ -510,6 +532,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                            "folder) instead of running the Designer")
     parser.add_argument("--sketch-files", help="take <family>_<name>.sketch from this folder instead of running "
                                                "the Designer (tests/sketch/fixtures/triton_cuda holds a snapshot)")
+    parser.add_argument("--compile", action="store_true",
+                        help="--dsl triton_cuda: also compile every kernel the ragged case launches for sm_90 with "
+                             "Triton's compiler (PTX and cubin, no GPU needed)")
     parser.add_argument("--split-variants", action="store_true",
                         help="also run every sketch with its row-split thresholds lowered (OP@split), so that the "
                              "branches the small cases never take run too")
@@ -597,7 +622,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"sketch difftest suite: cases {times['shrinking and interpreting']:.1f} s", flush=True)
 
     if triton:
-        skip, kernel_times = lower_run_triton(ops, akg_cli, work, args.jobs)
+        skip, kernel_times = lower_run_triton(ops, akg_cli, work, args.jobs, args.compile)
     else:
         skip, kernel_times = lower_build_run(ops, akg_cli, work, args.cxx, extra, args.jobs)
     if skip is not None:
