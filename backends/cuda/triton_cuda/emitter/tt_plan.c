@@ -97,6 +97,46 @@ static bool is_pure(tt_ctx *C, const akg_sketch_stmt *st)
     }
 }
 
+static const char *move_base(const akg_sketch_expr *e)
+{
+    while (e && akg_sketch_expr_get_kind(e) == AKG_SKETCH_EXPR_SUBSCRIPT)
+        e = akg_sketch_expr_base(e);
+    return e && akg_sketch_expr_get_kind(e) == AKG_SKETCH_EXPR_NAME ? akg_sketch_expr_text(e)
+                                                                    : NULL;
+}
+
+/* Whether st (or a statement inside it) writes memory `name`. */
+static bool writes_memory(const akg_sketch_stmt *st, const char *name)
+{
+    akg_sketch_stmt_kind k = akg_sketch_stmt_get_kind(st);
+    if (k == AKG_SKETCH_STMT_STORE || k == AKG_SKETCH_STMT_LOAD) {
+        const char *b = move_base(akg_sketch_move_target(st));
+        return b && !strcmp(b, name);
+    }
+    if (k != AKG_SKETCH_STMT_FOR && k != AKG_SKETCH_STMT_IF)
+        return false;
+    for (int w = 0; w < 2; w++)
+        for (size_t i = 0; i < akg_sketch_stmt_body_count(st, w); i++)
+            if (writes_memory(akg_sketch_stmt_body_at(st, w, i), name))
+                return true;
+    return false;
+}
+
+/* A re-issued load reads memory when the kernel runs: refuse it when a statement between the
+ * load (frame fi, index i) and the kernel writes what it reads. */
+static bool reload_is_stale(plan *P, int fi, size_t i, const akg_sketch_stmt *load)
+{
+    const char *m = move_base(akg_sketch_move_source(load));
+    tt_name *n = m ? tt_lookup(P->C, m) : NULL;
+    if (!n || (n->kind != TN_TENSOR && n->kind != TN_SCRATCH))
+        return false;
+    for (int fj = fi; fj < P->depth; fj++)
+        for (size_t k = fj == fi ? i + 1 : 0; k < P->f[fj].idx; k++)
+            if (writes_memory(blk_at(P, &P->f[fj], k), m))
+                return true;
+    return false;
+}
+
 /* The host statements a kernel must re-issue, in order. */
 static size_t replay_select(plan *P, tt_names *needed, const akg_sketch_stmt **out, size_t cap,
                             const akg_sketch_stmt *kernel_at)
@@ -131,6 +171,16 @@ static size_t replay_select(plan *P, tt_names *needed, const akg_sketch_stmt **o
             }
             if (n == cap) {
                 tt_fail(C, kernel_at, "a kernel re-issues more than %zu host statements", cap);
+                return 0;
+            }
+            if (akg_sketch_stmt_get_kind(st) == AKG_SKETCH_STMT_LOAD &&
+                reload_is_stale(P, fi, i, st)) {
+                akg_sketch_span sp = akg_sketch_stmt_span(st);
+                tt_fail(
+                    C, kernel_at,
+                    "'%s', loaded on the host at line %u, is read by this kernel, but the memory "
+                    "it was loaded from is written in between: load it where it is read",
+                    hit, sp.line + 1);
                 return 0;
             }
             out[n++] = st;
