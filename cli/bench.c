@@ -64,9 +64,9 @@ static void bench_usage(FILE *f)
         "options:\n"
         "  --suite DIR        the suite (default bench/ops)\n"
         "  --filter TEXT      only references whose family/name.py contains TEXT\n"
-        "  --backend NAME     cpu (default)\n"
-        "  --dsl NAME         cpp (default)\n"
-        "  --arch NAME        x86_64 (default)\n"
+        "  --backend NAME     cpu (default) or cuda\n"
+        "  --dsl NAME         cpp (default, cpu) or triton_cuda (cuda)\n"
+        "  --arch NAME        the backend's default (x86_64, sm_90) unless given\n"
         "  --workflow NAME    workflow of every job (default: the DSL config's)\n"
         "  --jobs N           jobs at once (default 1). Timings with N > 1 are NOT\n"
         "                     comparable: other jobs' compilers share the cores\n"
@@ -490,7 +490,6 @@ int cli_bench(int argc, char **argv)
     o->suite_dir = "bench/ops";
     o->backend = "cpu";
     o->dsl = "cpp";
-    o->arch = "x86_64";
     cli_flag flags[] = {
         {"suite", 1, &o->suite_dir, NULL}, {"filter", 1, &o->filter, NULL},
         {"backend", 1, &o->backend, NULL}, {"dsl", 1, &o->dsl, NULL},

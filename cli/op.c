@@ -15,6 +15,7 @@
 #include <uv.h>
 
 #include "akg/akg.h"
+#include "akg/backend.h"
 #include "akg/engine.h"
 #include "akg/provider.h"
 #include "akg/sketch_file.h"
@@ -32,8 +33,9 @@ typedef struct {
 
 static void op_usage(FILE *f)
 {
-    char providers[256];
+    char providers[256], targets[256];
     akg_provider_names(providers, sizeof providers);
+    akg_backend_names(targets, sizeof targets);
     fprintf(f,
             "usage: akg_cli op --framework torch --backend cpu --arch x86_64 --dsl cpp [options] "
             "REFERENCE.py\n"
@@ -44,9 +46,10 @@ static void op_usage(FILE *f)
             "\n"
             "options:\n"
             "  --framework NAME       torch (default)\n"
-            "  --backend NAME         cpu (default); cuda and ascend are not in this build\n"
-            "  --arch NAME            x86_64 (default)\n"
-            "  --dsl NAME             cpp (default)\n"
+            "  --backend NAME         cpu (default) or cuda: the device (this build: %s)\n"
+            "  --arch NAME            the backend's architecture: x86_64 (default) or\n"
+            "                         aarch64 on cpu; sm_90 (default), sm_90a, sm_80 ... on cuda\n"
+            "  --dsl NAME             cpp (default, cpu) or triton_cuda (cuda)\n"
             "  --workflow NAME        default | coder_only | kernelgen_only | verifier_only |\n"
             "                         design_only (default: the DSL config's default_workflow)\n"
             "  --kernel FILE          verifier_only: the model_new.py to verify and profile\n"
@@ -84,7 +87,7 @@ static void op_usage(FILE *f)
             "exit status: 0 a kernel passed (or was written, for kernelgen_only/design_only),\n"
             "also one slower than the reference (the summary and report.json's verdict say\n"
             "so), 1 no kernel passed (or the sketch does not check), 2 usage error.\n",
-            providers);
+            targets, providers);
 }
 
 static const char *num_str(const cJSON *o, const char *key, char *buf, size_t n, const char *fmt)
@@ -201,7 +204,12 @@ static void print_summary(op_ctx *c, const akg_event *ev)
                num_str(corr, "trials", b1, sizeof b1, "%.0f"),
                num_str(corr, "max_abs_err", b2, sizeof b2, "%.3g"),
                num_str(corr, "max_rel_err", b3, sizeof b3, "%.3g"));
-    if (perf) {
+    const char *pverdict = cJSON_GetStringValue(cJSON_GetObjectItem(perf, "verdict"));
+    if (perf && pverdict && !strcmp(pverdict, "interpreted")) {
+        printf("times:    reference %s ms, kernel %s ms (Triton's interpreter on the CPU)\n",
+               num_str(perf, "ref_ms", b2, sizeof b2, "%.4f"),
+               num_str(perf, "kernel_ms", b3, sizeof b3, "%.4f"));
+    } else if (perf) {
         printf("speedup:  %sx (reference %s ms, kernel %s ms)",
                num_str(perf, "speedup", b1, sizeof b1, "%.2f"),
                num_str(perf, "ref_ms", b2, sizeof b2, "%.4f"),
@@ -211,6 +219,9 @@ static void print_summary(op_ctx *c, const akg_event *ev)
     }
     print_candidates(r);
     const char *verdict = cJSON_GetStringValue(cJSON_GetObjectItem(r, "verdict_detail"));
+    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(r, "verdict"));
+    if (verdict && kind && !strcmp(kind, "interpreted"))
+        printf("NOT TIMED: %s\n", verdict);
     if (verdict && cJSON_IsTrue(cJSON_GetObjectItem(perf, "slower_than_reference"))) {
         const cJSON *sp = cJSON_GetObjectItem(perf, "speedup");
         double s = cJSON_IsNumber(sp) ? sp->valuedouble : 0;
@@ -282,7 +293,7 @@ static void on_signal(uv_signal_t *s, int signum)
 
 int cli_op(int argc, char **argv)
 {
-    const char *framework = "torch", *backend = "cpu", *arch = "x86_64", *dsl = "cpp";
+    const char *framework = "torch", *backend = "cpu", *arch = NULL, *dsl = "cpp";
     const char *workflow = NULL, *kernel = NULL, *provider = "builtin", *devices = NULL;
     const char *threads = NULL, *verify_timeout = NULL, *output = NULL, *max_step = NULL;
     const char *trials = NULL, *seed = NULL, *python = NULL, *store = NULL, *sketch = NULL;
@@ -340,9 +351,8 @@ int cli_op(int argc, char **argv)
         fprintf(stderr, "akg_cli op: %s\n", err);
         return 2;
     }
-    if (strcmp(arch, "x86_64") != 0 && strcmp(arch, "aarch64") != 0) {
-        fprintf(stderr, "akg_cli op: arch '%s' does not run the cpu backend (x86_64, aarch64)\n",
-                arch);
+    if (arch && akg_backend_arch_check(akg_backend_find(backend, dsl), arch, err, sizeof err)) {
+        fprintf(stderr, "akg_cli op: %s\n", err);
         return 2;
     }
     double min_speedup_value = 0;

@@ -471,6 +471,9 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     int rc = akg_target_check(backend, dsl, err, errlen);
     if (rc)
         return rc;
+    if (opts->arch &&
+        (rc = akg_backend_arch_check(akg_backend_find(backend, dsl), opts->arch, err, errlen)))
+        return rc;
     if (opts->framework && strcmp(opts->framework, "torch") != 0)
         return akg_fail(err, errlen, AKG_EUNSUPPORTED,
                         "framework '%s' is not supported (only torch)", opts->framework);

@@ -103,8 +103,11 @@ def main(argv: Optional[list] = None) -> int:
     from akg_harness.verify import run_verify
 
     writer = AnswerWriter(answers_stream)
+    interpreted = worker_env.interpreted_device(args.device)
+    if interpreted:
+        args.device = "cpu"
     try:
-        env = worker_env.setup(args.device)
+        env = worker_env.setup(args.device, interpreted)
     except Exception as exc:  # noqa: BLE001 - report why the worker cannot serve, then stop
         writer.send({"event": "fatal", "detail": f"{type(exc).__name__}: {exc}"})
         return 2

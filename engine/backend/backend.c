@@ -81,6 +81,38 @@ int akg_backend_check(const char *name, const char *dsl, char *err, size_t errle
                     dsl, list);
 }
 
+/* sm_<digits>, optionally with the architecture-specific suffix a (sm_90a). */
+static int cuda_arch(const char *arch)
+{
+    if (strncmp(arch, "sm_", 3) != 0 || !arch[3])
+        return 0;
+    const char *c = arch + 3;
+    while (*c >= '0' && *c <= '9')
+        c++;
+    return c > arch + 3 && (!*c || (c[0] == 'a' && !c[1]));
+}
+
+int akg_backend_arch_check(const akg_backend *be, const char *arch, char *err, size_t errlen)
+{
+    if (!arch || !*arch)
+        return akg_fail(err, errlen, AKG_EINVAL, "an empty arch names no architecture");
+    if (!strcmp(be->device_kind, "cpu")) {
+        if (!strcmp(arch, "x86_64") || !strcmp(arch, "aarch64"))
+            return AKG_OK;
+        return akg_fail(err, errlen, AKG_EUNSUPPORTED,
+                        "arch '%s' does not run the %s backend (x86_64, aarch64)", arch, be->name);
+    }
+    if (!strcmp(be->device_kind, "cuda")) {
+        if (cuda_arch(arch))
+            return AKG_OK;
+        return akg_fail(err, errlen, AKG_EUNSUPPORTED,
+                        "arch '%s' is not an NVIDIA architecture for the %s backend (a compute "
+                        "capability such as sm_90a for H100/H200, sm_80 for A100; default %s)",
+                        arch, be->name, be->default_arch);
+    }
+    return AKG_OK;
+}
+
 void akg_argv_free(char **argv)
 {
     if (!argv)

@@ -479,6 +479,9 @@ int akg_suite_start(uv_loop_t *loop, const akg_suite_options *opts, akg_suite_cb
     int rc = akg_target_check(backend, dsl, err, errlen);
     if (rc != AKG_OK)
         return rc;
+    if (opts->arch &&
+        (rc = akg_backend_arch_check(akg_backend_find(backend, dsl), opts->arch, err, errlen)))
+        return rc;
     if (opts->workflow && !strcmp(opts->workflow, "verifier_only"))
         return akg_fail(err, errlen, AKG_EINVAL,
                         "the verifier_only workflow needs a kernel per operator; a suite run "

@@ -1180,9 +1180,25 @@ static void stage_verify(akg_job *j)
  * attempts left and a Designer to ask, it is kept (candidates/<step>/) and the next attempt goes
  * to the Designer with feedback of class "slow" (the speedup, and every sketch tried, so that
  * no design is offered twice); otherwise the job ends with the fastest verified candidate. */
+/* The profile ran under Triton's interpreter on the CPU (a cuda worker with
+ * AKG_TRITON_INTERPRET=1): its times say nothing of the GPU. */
+static int profiled_interpreted(const akg_job *j)
+{
+    const cJSON *env = cJSON_GetObjectItem(j->profile, "env");
+    return cJSON_GetObjectItem(env, "triton_interpret") != NULL;
+}
+
 static void conductor_judge_speed(akg_job *j, cJSON *cand, double speedup)
 {
     int better = !j->best || speedup > ans_num(j->best, "speedup");
+    if (profiled_interpreted(j)) {
+        /* no speed to search for: the verified kernel is the answer */
+        j->kept_step = j->attempt;
+        j->search_end = "timed under Triton's interpreter on the CPU, which says nothing of the "
+                        "GPU's speed";
+        job_finish(j, AKG_JOB_PASS, NULL, NULL);
+        return;
+    }
     if (speedup >= j->min_speedup || !may_redesign(j) || j->attempt >= j->max_step) {
         if (!better) {
             finish_with_best(j, speedup >= j->min_speedup ? "a faster design was found"

@@ -156,7 +156,19 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
         for (int i = 0; keys[i]; i++)
             copy_item(p, j->profile, keys[i]);
         const cJSON *sp = cJSON_GetObjectItem(j->profile, "speedup");
-        if (cJSON_IsNumber(sp)) {
+        const cJSON *penv = cJSON_GetObjectItem(j->profile, "env");
+        const cJSON *interp = cJSON_GetObjectItem(penv, "triton_interpret");
+        if (interp && cJSON_IsNumber(sp)) {
+            /* Triton's interpreter on the CPU: correct results, no speed to speak of */
+            cJSON_AddStringToObject(p, "verdict", "interpreted");
+            if (status == AKG_JOB_PASS) {
+                cJSON_AddStringToObject(r, "verdict", "interpreted");
+                cJSON_AddStringToObject(
+                    r, "verdict_detail",
+                    "verified under Triton's interpreter on the CPU (AKG_TRITON_INTERPRET=1): "
+                    "the times are the interpreter's, not the GPU's; run on a GPU to measure it");
+            }
+        } else if (cJSON_IsNumber(sp)) {
             /* a verified kernel slower than the reference is never offered silently */
             int slower = sp->valuedouble < 1.0;
             cJSON_AddBoolToObject(p, "slower_than_reference", slower);

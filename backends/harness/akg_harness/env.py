@@ -18,6 +18,9 @@ class WorkerEnv:
     device: torch.device
     threads: int
     blas: Dict[str, Any] = field(default_factory=dict)
+    # the worker was asked for a CUDA device and runs Triton's interpreter on the CPU instead
+    # (AKG_TRITON_INTERPRET=1): results are checked as on the GPU; times are the interpreter's
+    interpreted: Optional[str] = None
 
     @property
     def is_cuda(self) -> bool:
@@ -32,6 +35,7 @@ class WorkerEnv:
             "blas_library": self.blas.get("library"),
             "coretype": self.blas.get("coretype"),
             "device": str(self.device),
+            **({"triton_interpret": self.interpreted} if self.interpreted else {}),
         }
 
 
@@ -107,14 +111,25 @@ def probe_blas(device: torch.device) -> Dict[str, Any]:
     return info
 
 
-def setup(device_text: Optional[str]) -> WorkerEnv:
+def interpreted_device(device_text: Optional[str]) -> Optional[str]:
+    """With AKG_TRITON_INTERPRET=1 a worker asked for cuda:N serves on the CPU under Triton's
+    interpreter (TRITON_INTERPRET=1, which its children inherit): the GPU DSL's kernels run and
+    are verified without a GPU, and every answer's env says so. Returns the CUDA device it stands
+    for, or None; call before anything imports triton."""
+    if os.environ.get("AKG_TRITON_INTERPRET") != "1" or not (device_text or "").startswith("cuda"):
+        return None
+    os.environ["TRITON_INTERPRET"] = "1"
+    return device_text
+
+
+def setup(device_text: Optional[str], interpreted: Optional[str] = None) -> WorkerEnv:
     device = parse_device(device_text)
     if device.type == "cuda":
         if not torch.cuda.is_available():
             raise ValueError(f"device {device} requested but CUDA is not available")
         torch.cuda.set_device(device)
     threads = set_threads(thread_count())
-    return WorkerEnv(device=device, threads=threads, blas=probe_blas(device))
+    return WorkerEnv(device=device, threads=threads, blas=probe_blas(device), interpreted=interpreted)
 
 
 def ready_event(env: WorkerEnv) -> Dict[str, Any]:
@@ -127,6 +142,8 @@ def ready_event(env: WorkerEnv) -> Dict[str, Any]:
         "threads": env.threads,
         "blas": env.blas,
     }
+    if env.interpreted:
+        event["triton_interpret"] = env.interpreted
     if env.is_cuda:
         event["gpu"] = torch.cuda.get_device_name(env.device)
     return event

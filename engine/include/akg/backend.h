@@ -73,6 +73,9 @@ void akg_backend_names(char *buf, size_t len);
  * message saying whether the device or DSL is unknown or only not in this
  * build, and what is. */
 int akg_backend_check(const char *name, const char *dsl, char *err, size_t errlen);
+/* AKG_OK when arch is an architecture be runs on (x86_64 or aarch64 for the CPU, sm_NN or
+ * sm_NNa for CUDA); otherwise AKG_EUNSUPPORTED with a message that names what would work. */
+int akg_backend_arch_check(const akg_backend *be, const char *arch, char *err, size_t errlen);
 void akg_argv_free(char **argv);
 
 #endif
