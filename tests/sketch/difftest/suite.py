@@ -592,8 +592,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not ops:
         print(f"no operator under {OPS_DIR} matches {args.ops}")
         return 2
-    print(f"sketch difftest suite: {len(ops)} operators, work folder {work}, "
-          f"flags {' '.join(flags + args.cxxflags.split())}")
+    how = ("cuda/triton_cuda under Triton's interpreter" + (", compiled for sm_90" if args.compile else "")
+           if triton else f"flags {' '.join(flags + args.cxxflags.split())}")
+    print(f"sketch difftest suite: {len(ops)} operators, work folder {work}, {how}")
     times: Dict[str, float] = {}
 
     t = time.monotonic()
