@@ -183,8 +183,10 @@ class CandidateProcess:
     def _rlimits(self) -> Dict[str, int]:
         s = self.settings
         limits = {"c": 0, "t": int(s["cpu_seconds"]), "f": int(s["file_size_mb"]) * 1024}
-        if not self.cgroup.limits_memory:
-            limits["v"] = (int(s["memory_mb"]) + 8192) * 1024  # the address space: torch maps a lot
+        if not self.cgroup.limits_memory and not self.device.startswith("cuda"):
+            # the address space: torch maps a lot; on a GPU, CUDA maps the device's whole memory
+            # into it, so there only a memory cgroup can limit memory (Jail.describe says so)
+            limits["v"] = (int(s["memory_mb"]) + 8192) * 1024
         if not self.cgroup.limits_processes and os.getuid() != 0:
             limits["u"] = _user_tasks() + int(s["processes"])
         return limits
@@ -899,7 +901,8 @@ class Judge:
         probe = Cgroup(f"akg-{os.getpid()}-probe", 1 << 30, 8)
         try:
             return self.jail.describe(probe.version, {"memory": probe.limits_memory,
-                                                      "processes": probe.limits_processes})
+                                                      "processes": probe.limits_processes},
+                                      self.device.startswith("cuda"))
         finally:
             probe.kill_all()
 

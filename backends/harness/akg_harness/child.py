@@ -83,13 +83,15 @@ class Child:
 
     def _arg(self, value: Any) -> Any:
         if isinstance(value, tuple) and len(value) == 5 and value[0] == TENSOR_MARK:
-            _, off, dtype, shape, device = value
+            _, off, dtype, shape, _device = value
             assert self.in_u8 is not None
             nbytes = _itemsize(dtype)
             for s in shape:
                 nbytes *= s
             t = self.in_u8[off:off + nbytes].view(dtype).view(shape)
-            return t if device == "cpu" else t.to(device)
+            # every input goes to this child's device, as the judge's reference gets it on its own
+            # (the judge draws inputs on the host; the mark's device is where they were drawn)
+            return t if self.device.type == "cpu" else t.to(self.device)
         if isinstance(value, list):
             return [self._arg(v) for v in value]
         if isinstance(value, tuple):

@@ -294,7 +294,7 @@ class Jail:
             jail.mode, jail.bwrap = "bwrap", path
         return jail
 
-    def describe(self, cgroup_version: int, cgroup_limits: Dict[str, bool]) -> Dict[str, Any]:
+    def describe(self, cgroup_version: int, cgroup_limits: Dict[str, bool], gpu: bool = False) -> Dict[str, Any]:
         s = self.settings
         limits = {k: s[k] for k in ("memory_mb", "processes", "cpu_seconds", "file_size_mb", "call_timeout_s")}
         parts = []
@@ -305,9 +305,14 @@ class Jail:
             parts.append("none (no namespaces: the candidate sees the file system and network as the "
                          "worker does; limits and a clean environment only)")
         how = f"cgroup v{cgroup_version}" if cgroup_version else "rlimits"
-        mem = "cgroup" if cgroup_limits.get("memory") else "RLIMIT_AS"
         procs = "cgroup" if cgroup_limits.get("processes") else "RLIMIT_NPROC"
-        parts.append(f"memory {s['memory_mb']} MB ({mem}), processes {s['processes']} ({procs}), "
+        if cgroup_limits.get("memory"):
+            memory = f"memory {s['memory_mb']} MB (cgroup)"
+        elif gpu:
+            memory = "memory not limited (no memory cgroup here, and an address-space limit would stop CUDA)"
+        else:
+            memory = f"memory {s['memory_mb']} MB (RLIMIT_AS)"
+        parts.append(f"{memory}, processes {s['processes']} ({procs}), "
                      f"CPU {s['cpu_seconds']} s, files {s['file_size_mb']} MB, "
                      f"call timeout {s['call_timeout_s']} s; accounting by {how}")
         return {"mode": self.mode, "detail": "; ".join(parts), "limits": limits,

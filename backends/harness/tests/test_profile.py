@@ -41,8 +41,9 @@ class ProfileTest(unittest.TestCase):
         self.assertTrue(answer["ok"], answer)
         self.assertEqual(answer["ref_timing"], "child")
         self.assertEqual(answer["ref_batch"], answer["kernel_batch"])
-        # a small relu: many calls a batch, their 64 KB outputs all kept within KEEP_BYTES
-        self.assertGreaterEqual(answer["kernel_batch"], 3)
+        # a small relu: calls worth about 2 ms a batch (how many depends on the machine's speed
+        # now), their 64 KB outputs all kept within KEEP_BYTES
+        self.assertGreaterEqual(answer["kernel_batch"], 1)
         self.assertLessEqual(answer["kernel_batch"] * 16 * 1024 * 4, 4 << 20)
         self.assertGreater(answer["ref_call_overhead_ms"], 0.0)
         # each side's segment starts with settling calls worth SWITCH_SETTLE_MS (8 ms): a call of
