@@ -269,6 +269,30 @@ def prepare_all(ops: Sequence[Op], seed: int, jobs: int) -> None:
 # ---- stage 3: kernels -----------------------------------------------------------------------------------
 
 
+def _judge_calls(todo: Sequence[Op], called: List[Tuple[Op, Any, Any]], results: List[Any]) -> None:
+    """Each called case's outcome from its kernel's result (a case already marked build_error
+    stays so), then each operator whose cases all passed is passed."""
+    for (op, case, prepared), res in zip(called, results):
+        if case.outcome == "build_error":
+            continue
+        if res.status != "ok":
+            case.outcome, case.detail = "kernel_failed", res.detail
+            op.fail("kernel_failed", f"case {case.name}: {res.detail}")
+            continue
+        assert op.ir is not None and res.tensors is not None
+        got = {t["name"]: values.from_abi(buf, t["dtype"]) for t, buf in zip(op.ir["tensors"], res.tensors)}
+        mismatches = values.compare_all(op.ir, prepared.expected, got)
+        if mismatches:
+            case.outcome = "mismatch"
+            case.detail = "; ".join(f"tensor '{m.tensor}': {m.detail}" for m in mismatches)
+            op.fail("mismatch", f"case {case.name}: {case.detail}")
+        else:
+            case.outcome = PASSED
+    for op in todo:
+        if op.outcome == "pending" and op.cases and all(c.outcome == PASSED for c in op.cases):
+            op.outcome = PASSED
+
+
 def lower_build_run(ops: Sequence[Op], akg_cli: str, work: str, cxx: str, extra: Sequence[str],
                     jobs: int) -> Tuple[Optional[str], Dict[str, float]]:
     """Lowers, builds and calls every operator with a case to run; returns a reason to skip the
@@ -314,23 +338,7 @@ def lower_build_run(ops: Sequence[Op], akg_cli: str, work: str, cxx: str, extra:
                                       [prepared.params[p["name"]] for p in op.ir["params"]]))
             called.append((op, case, prepared))
     results = kernels.run_calls(calls, KERNEL_TIMEOUT)
-    for (op, case, prepared), res in zip(called, results):
-        if res.status != "ok":
-            case.outcome, case.detail = "kernel_failed", res.detail
-            op.fail("kernel_failed", f"case {case.name}: {res.detail}")
-            continue
-        assert op.ir is not None and res.tensors is not None
-        got = {t["name"]: values.from_abi(buf, t["dtype"]) for t, buf in zip(op.ir["tensors"], res.tensors)}
-        mismatches = values.compare_all(op.ir, prepared.expected, got)
-        if mismatches:
-            case.outcome = "mismatch"
-            case.detail = "; ".join(f"tensor '{m.tensor}': {m.detail}" for m in mismatches)
-            op.fail("mismatch", f"case {case.name}: {case.detail}")
-        else:
-            case.outcome = PASSED
-    for op in todo:
-        if op.outcome == "pending" and op.cases and all(c.outcome == PASSED for c in op.cases):
-            op.outcome = PASSED
+    _judge_calls(todo, called, results)
     times.update(lowering=t1 - t0, building=t2 - t1, calling=time.monotonic() - t2)
     return None, times
 
@@ -399,25 +407,7 @@ def lower_run_triton(ops: Sequence[Op], akg_cli: str, work: str, jobs: int,
                 op.fail("build_error", f"case {case.name}: {res.detail}")
                 case.outcome, case.detail = "build_error", res.detail
         times["compiling for sm_90"] = time.monotonic() - t2
-    for (op, case, prepared), res in zip(called, results):
-        if case.outcome == "build_error":
-            continue
-        if res.status != "ok":
-            case.outcome, case.detail = "kernel_failed", res.detail
-            op.fail("kernel_failed", f"case {case.name}: {res.detail}")
-            continue
-        assert op.ir is not None and res.tensors is not None
-        got = {t["name"]: values.from_abi(buf, t["dtype"]) for t, buf in zip(op.ir["tensors"], res.tensors)}
-        mismatches = values.compare_all(op.ir, prepared.expected, got)
-        if mismatches:
-            case.outcome = "mismatch"
-            case.detail = "; ".join(f"tensor '{m.tensor}': {m.detail}" for m in mismatches)
-            op.fail("mismatch", f"case {case.name}: {case.detail}")
-        else:
-            case.outcome = PASSED
-    for op in todo:
-        if op.outcome == "pending" and op.cases and all(c.outcome == PASSED for c in op.cases):
-            op.outcome = PASSED
+    _judge_calls(todo, called, results)
     times.update(lowering=t1 - t0, interpreting=t2 - t1)
     return None, times
 
