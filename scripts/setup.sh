@@ -63,19 +63,33 @@ install_test_packages() {
 install_torch2() {
   # Debian's interpreter (the one with python3-torch), in a virtual environment of its own; the
   # development headers are for torch.compile, whose CPU backend compiles C++ against Python.h.
+  # All or nothing: a venv that did not install completely (no network, a full disk) is removed,
+  # so that the tests needing it skip with a message instead of failing on a half-unpacked torch.
   local APT_PACKAGES=(python3-venv python3-dev g++)
   install_debian_packages
   local venv="$ROOT/.venv-torch2" lock="$ROOT/bench/torch2/requirements.lock"
-  if [ ! -x "$venv/bin/python" ]; then
-    say "creating $venv"
-    /usr/bin/python3 -m venv "$venv"
+  local check='import torch, numpy, triton; print("[setup] PyTorch", torch.__version__, "in .venv-torch2")'
+  if cmp -s "$lock" "$venv/.installed-lock" && "$venv/bin/python" -c "$check" 2>/dev/null; then
+    return 0
   fi
-  if ! cmp -s "$lock" "$venv/.installed-lock"; then
-    say "installing pinned PyTorch 2 ($lock)"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes --no-deps -r "$lock"
+  # the wheels (about 3 GB) are unpacked next to the install (about 5 GB); pip keeps no cache
+  local need_gb=10 free_gb
+  free_gb=$(df -Pk "$ROOT" | awk 'NR == 2 { print int($4 / 1048576) }')
+  if [ "$free_gb" -lt "$need_gb" ]; then
+    say "PyTorch 2 needs about $need_gb GB free next to the checkout, $free_gb GB are"
+    return 1
+  fi
+  rm -rf "$venv"
+  say "installing pinned PyTorch 2 ($lock) into $venv"
+  if /usr/bin/python3 -m venv "$venv" &&
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --no-cache-dir --require-hashes \
+      --no-deps -r "$lock" &&
+    "$venv/bin/python" -c "$check"; then
     cp "$lock" "$venv/.installed-lock"
+    return 0
   fi
-  "$venv/bin/python" -c 'import torch; print("[setup] PyTorch", torch.__version__, "in .venv-torch2")' >&2
+  rm -rf "$venv"
+  return 1
 }
 
 build() { # build DIR [extra cmake args]
