@@ -127,6 +127,7 @@ class CallResult:
     cpu_end: Optional[int] = None     # ... and when the last answer line had arrived
     cpu_handling: int = 0             # child CPU spent preparing the call and describing outputs
     settle_ns: int = 0                # judge-measured wall time of the untimed settling calls
+    copy_ns: int = 0                  # on a GPU: judge-measured, "done" to "copied" (outputs to the host)
 
 
 class CandidateProcess:
@@ -611,6 +612,18 @@ class CandidateProcess:
         cpu1 = self.cgroup.cpu_ns()
         if not msg.get("done"):
             raise self._kernel_error(msg, RUNTIME_ERROR)
+        copy_ns = 0
+        if msg.get("copy") is True and not null:
+            # on a GPU the outputs reach the host after "done": the judge times that phase apart
+            # (the kernel's profile is charged what it takes beyond the reference's copy of as
+            # many bytes: profile.py); on a CPU there is no such phase
+            if not self.device.startswith("cuda"):
+                raise HarnessError(RUNTIME_ERROR, "the kernel's process asked for a copy phase on a CPU: "
+                                   "it does not follow the child protocol", where="kernel")
+            msg = self._recv(deadline, f"copying the outputs of {what} to the host")
+            copy_ns = time.perf_counter_ns() - t1
+            if not msg.get("done"):
+                raise self._kernel_error(msg, RUNTIME_ERROR)
         ptrs = msg.get("ptrs")
         if not isinstance(ptrs, list) or len(ptrs) != len(batch) or not all(isinstance(p, list) for p in ptrs):
             raise HarnessError(RUNTIME_ERROR, "the kernel's process answered \"done\" for another number of "
@@ -644,7 +657,8 @@ class CandidateProcess:
         cpu = cpu1 - cpu0 if measured else None
         handling = (cpu_end - cpu_begin) - cpu - settle_cpu if measured else 0
         return CallResult(outs=outs, wall_ns=t1 - t0, cpu_ns=cpu, cpu_begin=cpu_begin if measured else None,
-                          cpu_end=cpu_end if measured else None, cpu_handling=handling, settle_ns=settle_ns)
+                          cpu_end=cpu_end if measured else None, cpu_handling=handling, settle_ns=settle_ns,
+                          copy_ns=copy_ns)
 
     def _outputs(self, descs: Any, ptrs: List[Any], at_done: List[bytes]) -> List[Any]:
         """Tensors built from the bytes read at "done" (re-read at the described size when the

@@ -42,6 +42,21 @@ class CudaTritonTest(unittest.TestCase):
         self.assertTrue(answer["ok"], answer)
         self.assertGreater(answer["kernel_ms"], 0.0)
         self.assertEqual(answer["env"]["device"], "cuda:0")
+        # the outputs' copy to the host is timed apart and an honest kernel's is not charged
+        self.assertGreater(answer["kernel_copy_ms_per_call"], 0.0)
+        self.assertGreater(answer["ref_copy_ms_per_call"], 0.0)
+        self.assertLess(answer["kernel_copy_charged_ms"], 5.0, answer)
+
+    def test_work_deferred_into_the_copy_is_charged(self) -> None:
+        answer = self.worker.request({"id": 4, "op": "profile", "reference": reference("relu_ref.py"),
+                                      "kernel": self.kernels.kernel("relu_triton_lazy_copy.py"),
+                                      "warmup": 3, "runs": 10})
+        if not answer["ok"]:  # caught another way (its CPU time outside the calls): also right
+            self.assertEqual(answer["class"], "background_work", answer)
+            return
+        # 2 ms a call deferred: every timed call is charged at least most of it
+        self.assertGreater(answer["kernel_copy_charged_ms"], 10.0, answer)
+        self.assertGreater(answer["kernel_ms"], 1.5, answer)
 
 
 if __name__ == "__main__":
