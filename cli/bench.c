@@ -42,6 +42,8 @@ typedef struct {
     akg_suite_status status;
     int code;
     char message[2048];
+    int argc;
+    char **argv; /* the command line after "akg_cli", recorded with the results */
 } bench_ctx;
 
 static void bench_usage(FILE *f)
@@ -464,10 +466,47 @@ static int conclude(bench_ctx *c)
     return 1;
 }
 
+/* "akg_cli ARGS..." with each argument quoted where a POSIX shell would need it (malloc'd). */
+static char *shell_command(int argc, char **argv)
+{
+    static const char plain_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                      "0123456789-_./=:,+@%";
+    size_t cap = 16;
+    for (int i = 0; i < argc; i++)
+        cap += 4 * strlen(argv[i]) + 4;
+    char *cmd = malloc(cap);
+    if (!cmd)
+        return NULL;
+    size_t n = (size_t)snprintf(cmd, cap, "akg_cli");
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int plain = a[0] != '\0' && strspn(a, plain_chars) == strlen(a);
+        cmd[n++] = ' ';
+        if (!plain)
+            cmd[n++] = '\'';
+        for (const char *p = a; *p; p++) {
+            if (!plain && *p == '\'') {
+                memcpy(cmd + n, "'\\''", 4); /* close, an escaped quote, reopen */
+                n += 4;
+            } else {
+                cmd[n++] = *p;
+            }
+        }
+        if (!plain)
+            cmd[n++] = '\'';
+    }
+    cmd[n] = '\0';
+    return cmd;
+}
+
 static int write_record(bench_ctx *c)
 {
     char err[1024];
     cJSON *root = akg_suite_record(c->suite);
+    char *cmd = root ? shell_command(c->argc, c->argv) : NULL;
+    if (cmd)
+        cJSON_AddStringToObject(root, "command", cmd);
+    free(cmd);
     char *text = root ? cJSON_Print(root) : NULL;
     int rc = 0;
     if (!text || akg_write_file(c->output, text, strlen(text), err, sizeof err) != AKG_OK) {
@@ -487,6 +526,8 @@ int cli_bench(int argc, char **argv)
     const char *jobs = NULL, *threads = NULL;
     int help = 0;
     akg_suite_options *o = &c.opts;
+    c.argc = argc;
+    c.argv = argv;
     o->suite_dir = "bench/ops";
     o->backend = "cpu";
     o->dsl = "cpp";

@@ -220,6 +220,12 @@ static void record_done(akg_suite *s, akg_suite_op *op, double started_ms, const
         set_str(&op->error_class, "no_timing");
         set_str(&op->error_detail, "the kernel passed verification but has no profile");
     }
+    const char *verdict = jstr(perf, "verdict");
+    if (ev->status == AKG_JOB_PASS && verdict && !strcmp(verdict, "interpreted") && !s->refusal[0])
+        snprintf(s->refusal, sizeof s->refusal,
+                 "%s/%s ran under Triton's interpreter (AKG_TRITON_INTERPRET=1): verified, its "
+                 "time is the interpreter's; run on a GPU for speedups",
+                 op->family, op->name);
     char note[512];
     if (ev->status == AKG_JOB_PASS &&
         akg_suite_check_profile_env(s->env, cJSON_GetObjectItem(perf, "env"), note, sizeof note) !=

@@ -214,6 +214,68 @@ def measure_gemm(n: int, runs: int) -> Dict[str, Any]:
             "best_ms": min(times), "gflops": 2.0 * n * n * n / (median_ms * 1e6)}
 
 
+def gpu_record(device: Any) -> Dict[str, Any]:
+    """What the GPU results are measured on and against: the device, driver, CUDA, Triton, and the
+    measured peaks (a large fp32 and bf16 matmul in TFLOP/s, TF32 off; a device-to-device copy in
+    TB/s, bytes read plus written), each the best of a few runs, timed with CUDA events."""
+    import torch
+
+    props = torch.cuda.get_device_properties(device)
+    record: Dict[str, Any] = {"name": props.name, "capability": f"sm_{props.major}{props.minor}",
+                              "sms": props.multi_processor_count, "memory_bytes": props.total_memory,
+                              "cuda": torch.version.cuda}
+    try:
+        version = int(torch._C._cuda_getDriverVersion())  # e.g. 13000 for 13.0
+        record["driver_cuda"] = f"{version // 1000}.{version % 1000 // 10}"
+    except (AttributeError, RuntimeError, ValueError):
+        record["driver_cuda"] = None
+    try:
+        with open("/proc/driver/nvidia/version", "r", encoding="utf-8") as f:
+            words = f.readline().split()
+        record["driver"] = next((w for w in words if w[:1].isdigit() and "." in w), None)
+    except OSError:
+        record["driver"] = None
+    try:
+        import triton  # noqa: F401 - only its version
+
+        record["triton"] = triton.__version__
+    except ImportError:
+        record["triton"] = None
+
+    def best_ms(fn: Any, reps: int = 5) -> float:
+        fn()
+        torch.cuda.synchronize(device)
+        best = float("inf")
+        for _ in range(reps):
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize(device)
+            best = min(best, begin.elapsed_time(end))
+        return best
+
+    tf32 = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        n = 8192
+        for dtype, key in ((torch.float32, "fp32"), (torch.bfloat16, "bf16")):
+            a = torch.randn(n, n, device=device, dtype=dtype)
+            b = torch.randn(n, n, device=device, dtype=dtype)
+            ms = best_ms(lambda: torch.matmul(a, b))
+            record[f"peak_{key}_tflops"] = 2.0 * n ** 3 / (ms * 1e9)
+            del a, b
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+    src = torch.empty(1 << 28, dtype=torch.float32, device=device).fill_(1.0)  # 1 GiB
+    dst = torch.empty_like(src)
+    ms = best_ms(lambda: dst.copy_(src))
+    record["copy_tbps"] = 2.0 * src.numel() * 4 / (ms * 1e9)
+    del src, dst
+    torch.cuda.empty_cache()
+    return record
+
+
 def _int_field(req: Dict[str, Any], key: str, default: int, low: int, high: int) -> int:
     value = req.get(key, default)
     if value is None:
@@ -249,5 +311,6 @@ def run_env(req: Dict[str, Any], env: "WorkerEnv") -> Dict[str, Any]:
     }
     if env.is_cuda:
         answer["gpu"] = torch.cuda.get_device_name(env.device)
+        answer["gpu_info"] = gpu_record(env.device)
     answer["gemm"] = measure_gemm(n, runs)
     return answer
