@@ -77,6 +77,10 @@ static void bench_usage(FILE *f)
         "  --runs-dir DIR     run folders as DIR/<family>_<name> (default: the config's log_dir)\n"
         "  --store FILE       SQLite store (default $AKG_STORE or ~/.akg/akg.db)\n"
         "  --python PATH      harness interpreter (default $AKG_PYTHON or %s)\n"
+        "  --scale N          multiply each reference's batch constant by N (1: as\n"
+        "                     written); default: the suite's suite.yaml size_scale for\n"
+        "                     the backend (bench/ops: 8 on cuda), scaled copies written\n"
+        "                     under --runs-dir/scaled-references\n"
         "  --compiled         also time each reference under torch.compile and report\n"
         "                     speedups against it too (needs PyTorch 2 in the harness\n"
         "                     interpreter: scripts/setup.sh torch2, --python .venv-torch2/bin/python)\n"
@@ -523,7 +527,7 @@ int cli_bench(int argc, char **argv)
 {
     bench_ctx c;
     memset(&c, 0, sizeof c);
-    const char *jobs = NULL, *threads = NULL;
+    const char *jobs = NULL, *threads = NULL, *scale = NULL;
     int help = 0;
     akg_suite_options *o = &c.opts;
     c.argc = argc;
@@ -540,6 +544,7 @@ int cli_bench(int argc, char **argv)
         {"store", 1, &o->store_path, NULL}, {"python", 1, &o->python, NULL},
         {"help", 0, NULL, &help},          {"quiet", 0, NULL, &c.quiet},
         {"verbose", 0, NULL, &c.verbose},  {"compiled", 0, NULL, &o->compiled},
+        {"scale", 1, &scale, NULL},
         {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
@@ -554,6 +559,11 @@ int cli_bench(int argc, char **argv)
     if (jobs && parse_count(jobs, 1, AKG_SUITE_MAX_JOBS, &o->jobs) != 0) {
         fprintf(stderr, "akg_cli bench: --jobs must be an integer from 1 to %d\n",
                 AKG_SUITE_MAX_JOBS);
+        return 2;
+    }
+    if (scale && parse_count(scale, 1, 1024, &o->scale) != 0) {
+        fprintf(stderr, "akg_cli bench: --scale must be an integer from 1 to 1024 (1: the "
+                        "references' own sizes)\n");
         return 2;
     }
     o->threads = akg_cpu_count();

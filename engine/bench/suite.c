@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "akg/akg.h"
 #include "akg/backend.h"
@@ -268,7 +269,7 @@ static void start_next(akg_suite *s)
         }
         akg_job_options jo;
         memset(&jo, 0, sizeof jo);
-        jo.reference_path = op->path;
+        jo.reference_path = op->scaled_path ? op->scaled_path : op->path;
         jo.framework = "torch";
         jo.backend = s->backend;
         jo.arch = s->arch;
@@ -414,6 +415,19 @@ static void walk_work(uv_work_t *req)
     akg_suite *s = req->data;
     s->walk_rc = akg__suite_discover(s->suite_dir, s->filter, &s->listing, &s->stop_walk,
                                      s->walk_err, sizeof s->walk_err);
+    if (s->walk_rc == AKG_OK && s->scale_option != 1) {
+        char dir[4096];
+        if (s->runs_dir)
+            snprintf(dir, sizeof dir, "%s/scaled-references", s->runs_dir);
+        else
+            snprintf(dir, sizeof dir, "%s/akg-bench-scaled-%d",
+                     getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+                     (int)getpid());
+        s->walk_rc = akg__suite_scale(&s->listing, s->suite_dir, s->backend, s->scale_option, dir,
+                                      &s->scale, s->walk_err, sizeof s->walk_err);
+        if (s->walk_rc != AKG_OK)
+            akg_suite_listing_free(&s->listing);
+    }
 }
 
 static void after_walk(uv_work_t *req, int status)
@@ -516,6 +530,8 @@ int akg_suite_start(uv_loop_t *loop, const akg_suite_options *opts, akg_suite_cb
     s->jobs = jobs;
     s->threads = threads;
     s->compiled = opts->compiled > 0;
+    s->scale_option = opts->scale;
+    s->scale = 1;
     s->status = AKG_SUITE_CANCELLED;
     atomic_init(&s->stop_walk, 0);
     if (!s->suite_dir || !s->backend || !s->dsl || !s->arch || !s->python ||

@@ -50,6 +50,8 @@ static void op_free(akg_suite_op *op)
     free(op->env_note);
     free(op->compiled_error);
     free(op->compiled_isa);
+    free(op->scaled_path);
+    free(op->scale_note);
 }
 
 void akg_suite_listing_free(akg_suite_listing *l)

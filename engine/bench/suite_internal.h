@@ -28,6 +28,8 @@ struct akg_suite {
     char *suite_dir, *filter, *backend, *dsl, *arch, *workflow, *runs_dir, *python, *store_path,
         *workspace;
     int jobs, threads, compiled;
+    int scale_option; /* akg_suite_options.scale */
+    int scale;        /* the factor applied (1: none) */
 
     /* phase 1: the walk on the thread pool. Only the pool thread writes listing, walk_rc and
      * walk_err until the after-work callback runs on the loop. */
@@ -68,5 +70,11 @@ struct akg_suite {
 /* suite_discover.c: akg_suite_discover, ended early (AKG_ECANCELED) once *stop is set. */
 int akg__suite_discover(const char *suite_dir, const char *filter, akg_suite_listing *out,
                         const atomic_int *stop, char *err, size_t errlen);
+
+/* suite_scale.c: writes the references of l scaled for backend (suite_dir/suite.yaml's
+ * size_scale, or override > 0 as the factor) into dir and points each op at its copy; *factor is
+ * the factor applied (1: nothing was written). Blocks on the file system. */
+int akg__suite_scale(akg_suite_listing *l, const char *suite_dir, const char *backend, int override,
+                     const char *dir, int *factor, char *err, size_t errlen);
 
 #endif

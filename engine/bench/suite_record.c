@@ -167,6 +167,8 @@ static cJSON *op_json(const akg_suite *s, const akg_suite_op *op, int speedups)
         add_str_or_null(o, "compiled_error", op->compiled_error);
         add_str_or_null(o, "compiled_isa", op->compiled_isa);
     }
+    if (op->scale_note)
+        cJSON_AddStringToObject(o, "scaled", op->scale_note);
     add_str_or_null(o, "run_dir", op->run_dir);
     add_num_or_null(o, "elapsed_s", op->elapsed_s);
     if (op->env_note)
@@ -208,6 +210,7 @@ cJSON *akg_suite_record(const akg_suite *s)
     cJSON_AddNumberToObject(root, "jobs", s->jobs);
     cJSON_AddNumberToObject(root, "threads", s->threads);
     cJSON_AddBoolToObject(root, "timings_comparable", s->jobs == 1);
+    cJSON_AddNumberToObject(root, "size_scale", s->scale);
     cJSON_AddStringToObject(root, "started_at", s->started_at);
     cJSON_AddNumberToObject(root, "elapsed_s",
                             s->done ? s->elapsed_s : (akg_now_ms() - s->t0_ms) / 1000.0);

@@ -67,6 +67,8 @@ typedef struct {
     char *compiled_error; /* why torch.compile failed on the reference; NULL when it did not */
     char *compiled_isa;   /* the SIMD set inductor wrote code for ("none": scalar); may be NULL */
     int job_started;      /* 1 when the engine accepted a job for it */
+    char *scaled_path;    /* its copy at the target's size (suite_scale.c); NULL: run as it is */
+    char *scale_note;     /* what the scale did ("BATCH 2048 -> 16384"), or why not; may be NULL */
 } akg_suite_op;
 
 /* A file below the suite that is not a reference, and why. */
@@ -157,6 +159,7 @@ typedef struct {
     const char *store_path; /* NULL: $AKG_STORE, else ~/.akg/akg.db */
     const char *workspace;  /* the engine's workspace (.akg/settings.json); may be NULL */
     int compiled;           /* 1: also time every reference under torch.compile */
+    int scale; /* size factor: 0 the suite's suite.yaml for the backend, 1 none, N > 1 that one */
 } akg_suite_options;
 
 typedef struct akg_suite akg_suite;
