@@ -1,0 +1,200 @@
+/*
+ * test_cuda_c.c: the cuda/cuda backend (CUDA C) without a GPU: it is
+ * registered, the Designer's sketches of the activation, reduction, norm and
+ * loss families (the snapshot in tests/sketch/fixtures/triton_cuda/) lower to
+ * CUDA C with the launcher's ABI, twice to the same text; what is not lowered
+ * is refused with the sketch's file:line:col and the construct; build_argv is
+ * an nvcc command for the configured arch with a content-hashed library. Each
+ * .cu is compiled by nvcc where one is installed: ctest sketch_compile_cuda
+ * (backends/cuda/cuda/tests/compile_fixtures.sh).
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "akg/akg.h"
+#include "akg/backend.h"
+#include "akg/sketch.h"
+#include "check.h"
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s)
+        s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+static akg_sketch *parse_checked(const char *text)
+{
+    akg_sketch *sk = NULL;
+    akg_sketch_diag_list *diags = akg_sketch_diag_list_new();
+    if (akg_sketch_parse(text, strlen(text), &sk, diags) == 0 && akg_sketch_check(sk, diags) != 0) {
+        akg_sketch_free(sk);
+        sk = NULL;
+    }
+    akg_sketch_diag_list_free(diags);
+    return sk;
+}
+
+static void test_registration(void)
+{
+    const akg_backend *be = akg_backend_find("cuda", "cuda");
+    CHECK(be != NULL);
+    if (!be)
+        return;
+    CHECK_STR(be->device_kind, "cuda");
+    CHECK_STR(be->default_arch, "sm_90");
+    CHECK_STR(be->config_path, "backends/cuda/cuda/config.yaml");
+    char err[512];
+    CHECK(akg_backend_check("cuda", "cuda", err, sizeof err) == AKG_OK);
+    /* the build: nvcc for the configured arch, the library named by the emitter */
+    akg_kernel_files files = {.kernel_filename = "kernel.cu", .library_filename = "kernel_x.so"};
+    cJSON *config = cJSON_Parse("{\"arch\": \"sm_90a\", \"compiler\": {\"nvcc\": \"nvcc\"}}");
+    char **argv = NULL;
+    CHECK(be->build_argv(config, &files, "/d", &argv, err, sizeof err) == AKG_OK);
+    CHECK(argv != NULL);
+    if (argv) {
+        CHECK_STR(argv[0], "nvcc");
+        bool arch = false, shared = false, out = false;
+        for (char **a = argv; *a; a++) {
+            arch = arch || !strcmp(*a, "-arch=sm_90a");
+            shared = shared || !strcmp(*a, "-shared");
+            out = out || !strcmp(*a, "/d/kernel_x.so");
+        }
+        CHECK(arch && shared && out);
+        akg_argv_free(argv);
+    }
+    cJSON_Delete(config);
+    config = cJSON_Parse("{\"arch\": \"sm_90; rm -rf\"}");
+    CHECK(be->build_argv(config, &files, "/d", &argv, err, sizeof err) == AKG_EINVAL);
+    cJSON_Delete(config);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_fixtures(const char *root)
+{
+    const akg_backend *be = akg_backend_find("cuda", "cuda");
+    if (!be)
+        return;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/tests/sketch/fixtures/triton_cuda", root);
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    if (!d)
+        return;
+    char *names[512];
+    size_t n = 0;
+    struct dirent *ent;
+    while ((ent = readdir(d)) && n < 512) {
+        size_t len = strlen(ent->d_name);
+        if (len > 7 && !strcmp(ent->d_name + len - 7, ".sketch") &&
+            strncmp(ent->d_name, "refused_", 8))
+            names[n++] = akg_strdup(ent->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof names[0], by_name);
+    size_t lowered = 0, refused = 0;
+    for (size_t i = 0; i < n; i++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        char *text = read_file(path);
+        akg_sketch *sk = text ? parse_checked(text) : NULL;
+        CHECK(sk != NULL);
+        if (sk) {
+            char err[1024] = "", err2[1024] = "";
+            char *a = NULL, *b = NULL;
+            int rc = be->lower(sk, false, &a, err, sizeof err);
+            int rc2 = be->lower(sk, false, &b, err2, sizeof err2);
+            CHECK(rc == rc2);
+            if (rc == AKG_OK && a && b) {
+                CHECK(strcmp(a, b) == 0);
+                CHECK_CONTAINS(a, "__global__ void");
+                CHECK_CONTAINS(a, "extern \"C\" int akg_kernel(void *const *tensors, const int64_t "
+                                  "*symbols, const double *params, void *stream)");
+                CHECK_CONTAINS(a, "gridDim.x"); /* the grid-stride program loop */
+                lowered++;
+            } else {
+                CHECK(rc == AKG_EUNSUPPORTED);
+                CHECK_CONTAINS(err, "sketch.sketch:");
+                printf("refused %s: %s\n", names[i], err);
+                refused++;
+            }
+            free(a);
+            free(b);
+            akg_sketch_free(sk);
+        }
+        free(text);
+        free(names[i]);
+    }
+    printf("cuda fixtures: %zu lowered, %zu refused\n", lowered, refused);
+    CHECK(lowered >= 42);
+}
+
+/* Lowering details: a row reduction is a block reduction, an elementwise map one strided loop
+ * guarded by the tensor's bounds, and gemm is refused with its line. */
+static void test_shapes(const char *root)
+{
+    const akg_backend *be = akg_backend_find("cuda", "cuda");
+    if (!be)
+        return;
+    struct {
+        const char *file, *want;
+    } cases[] = {
+        {"reduction_sum_dim1_keepdim.sketch", "akg_block_reduce<0>"},
+        {"activation_softmax.sketch", "akg_block_reduce<1>"},
+        {"activation_relu.sketch", "threadIdx.x"},
+        {"refused_matmul_square.sketch", "sketch.sketch:"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/tests/sketch/fixtures/triton_cuda/%s", root, cases[i].file);
+        char *text = read_file(path);
+        akg_sketch *sk = text ? parse_checked(text) : NULL;
+        CHECK(sk != NULL);
+        if (sk) {
+            char err[1024] = "";
+            char *src = NULL;
+            int rc = be->lower(sk, false, &src, err, sizeof err);
+            if (!strncmp(cases[i].file, "refused_", 8)) {
+                CHECK(rc == AKG_EUNSUPPORTED);
+                CHECK_CONTAINS(err, cases[i].want);
+                CHECK_CONTAINS(err, "load into a tile region");
+            } else {
+                CHECK(rc == AKG_OK);
+                if (src)
+                    CHECK_CONTAINS(src, cases[i].want);
+            }
+            free(src);
+            akg_sketch_free(sk);
+        }
+        free(text);
+    }
+}
+
+int main(void)
+{
+    const char *root = getenv("AKG_SOURCE_DIR");
+    if (!root)
+        root = ".";
+    test_registration();
+    test_fixtures(root);
+    test_shapes(root);
+    return check_summary();
+}
