@@ -82,6 +82,8 @@ typedef struct akg_design {
     int nontemporal; /* pointwise: the store carries a nontemporal hint */
     int pow_reduced; /* pointwise: pow by small constants computed as multiplies, a square
                         root or a reciprocal (the answer to a slow kernel) */
+    int gpu;         /* 1: the sketch is the GPU design (many programs on the grid), written
+                        for a target whose backend is "cuda" (akg_designer_builtin_for) */
     /* AKG_DESIGN_FAMILY: "reduction", "norm", "scan", "loss", "matmul", "conv", "pool" */
     char family[24];
     cJSON *params;     /* owned; the family rule's reading of the task (provenance) */
@@ -96,6 +98,17 @@ typedef struct akg_design {
  * is 1-based. */
 int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
                          int attempt, akg_design **out, akg_range *where, char *err, size_t errlen);
+/* The target a design is for: the design request's backend, DSL and arch (each may be
+ * NULL). */
+typedef struct {
+    const char *backend, *dsl, *arch;
+} akg_design_target;
+/* akg_designer_builtin for a target: with backend "cuda" the designs the rules have for a
+ * GPU (elementwise blocks, rows and reductions spread over many programs on the grid), the
+ * CPU's designs elsewhere. target NULL or another backend: exactly akg_designer_builtin. */
+int akg_designer_builtin_for(const akg_design_target *target, const akg_reference *ref,
+                             const cJSON *probe, const cJSON *feedback, int attempt,
+                             akg_design **out, akg_range *where, char *err, size_t errlen);
 void akg_design_free(akg_design *d);
 /* The pointwise op of a Python/sketch binary operator ("+" -> "add", "**" ->
  * "pow"), or NULL. */

@@ -29,6 +29,7 @@
 
 #include "akg/akg.h"
 #include "akg/design.h"
+#include "designer_gpu.h"
 #include "designer_graph.h"
 #include "rule_util.h"
 
@@ -436,7 +437,11 @@ static char *pointwise_sketch(const akg_design *d, const akg_reference *ref, con
     akg_buf_appendf(&b,
                     "# %s: one fused elementwise pass over the flattened inputs (N elements),\n",
                     d->op_name);
-    akg_buf_puts(&b, "# BLOCK elements per task, tasks split across the cores\n");
+    if (d->gpu)
+        akg_buf_puts(&b, "# for a GPU: BLOCK elements per program, one program per block on the "
+                         "grid\n");
+    else
+        akg_buf_puts(&b, "# BLOCK elements per task, tasks split across the cores\n");
     if (d->pow_reduced)
         akg_buf_puts(&b, "# pow by a small constant computed with multiplies, sqrt or recip\n");
     akg_buf_appendf(&b, "sketch %s {\n", d->op_name);
@@ -457,9 +462,10 @@ static char *pointwise_sketch(const akg_design *d, const akg_reference *ref, con
     /* the first candidate of a tunable is the design's choice */
     akg_buf_appendf(&b, "  constexpr: BLOCK = tune(%ld", d->block);
     static const long blocks[] = {4096, 16384, 65536};
-    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
-        if (blocks[i] != d->block)
-            akg_buf_appendf(&b, ", %ld", blocks[i]);
+    const long *cands = d->gpu ? akg_gpu_blocks : blocks;
+    for (size_t i = 0; i < 3; i++)
+        if (cands[i] != d->block)
+            akg_buf_appendf(&b, ", %ld", cands[i]);
     akg_buf_puts(&b, ");\n");
     /* the binding: every input has the first one's shape, flattened */
     for (int i = 0; i < d->n_inputs; i++) {
@@ -482,7 +488,7 @@ static char *pointwise_sketch(const akg_design *d, const akg_reference *ref, con
             akg_buf_appendf(&b, ", %s = init(\"%s\")", d->scalars[i].name, d->scalars[i].init_name);
     akg_buf_puts(&b, "\n\n");
     if (d->parallel)
-        akg_buf_puts(&b, "  @llm_hint(\"parallel\", \"coreidx\")\n");
+        akg_buf_appendf(&b, "  @llm_hint(\"parallel\", \"%s\")\n", d->gpu ? "grididx" : "coreidx");
     if (d->math == AKG_MATH_PRECISE)
         akg_buf_puts(&b, "  @llm_hint(\"math\", \"precise\")\n");
     akg_buf_puts(&b, "  for i in range(0, N, BLOCK):\n");
@@ -499,7 +505,7 @@ static char *pointwise_sketch(const akg_design *d, const akg_reference *ref, con
         const akg_pw_node *m = &d->nodes[n];
         if (m->kind != AKG_PW_OP)
             continue;
-        if (first && d->vectorize)
+        if (first && d->vectorize && !d->gpu)
             akg_buf_puts(&b, "    @llm_hint(\"vectorize\", \"simd\")\n");
         first = 0;
         if (strcmp(m->op, "clamp") == 0 && m->n_args == 3) {
@@ -585,7 +591,11 @@ static char *softmax_sketch(const akg_design *d, const akg_reference *ref, const
     for (int i = 0; i < rank; i++)
         akg_buf_appendf(&b, ", A%d", i);
     akg_buf_puts(&b, ";\n  tensors: x[O, D, I]: f32; y[O, D, I]: f32;\n");
-    akg_buf_appendf(&b, "  constexpr: CH = tune(%ld, 16, 256)", d->rows > 0 ? d->rows * 16 : 64);
+    if (d->gpu)
+        akg_gpu_softmax_constexprs(&b, d);
+    else
+        akg_buf_appendf(&b, "  constexpr: CH = tune(%ld, 16, 256)",
+                        d->rows > 0 ? d->rows * 16 : 64);
     if (d->dim.source == AKG_SCALAR_INIT_PARAM)
         akg_buf_appendf(&b, ", DIM = %d", (int)d->dim.value);
     akg_buf_puts(&b, ";\n");
@@ -609,6 +619,10 @@ static char *softmax_sketch(const akg_design *d, const akg_reference *ref, const
     if (d->dim.source == AKG_SCALAR_INIT_PARAM)
         akg_buf_appendf(&b, ", DIM = init(\"%s\")", d->dim.init_name);
     akg_buf_puts(&b, "\n\n");
+    if (d->gpu) {
+        akg_gpu_softmax_body(&b, d);
+        return akg_buf_take(&b);
+    }
     const char *par = d->parallel ? "@llm_hint(\"parallel\", \"coreidx\")\n" : "";
     if (d->math == AKG_MATH_PRECISE)
         akg_buf_puts(&b, "  @llm_hint(\"math\", \"precise\")\n");
@@ -750,6 +764,15 @@ static int answer_slow(akg_design *d, const akg_reference *ref, const cJSON *pro
     int can_reduce = d->kind == AKG_DESIGN_POINTWISE && strength_reduce_pow(&probe_copy) > 0;
     long pointwise[] = {d->block, d->block == 65536 ? 16384 : 65536, 4096};
     long rows[] = {d->rows, d->rows == 1 ? 4 : 1, 16};
+    if (d->gpu) {
+        /* the GPU's candidates, the design's first */
+        for (int v = 0, k = 0; v < 3; v++)
+            if (akg_gpu_blocks[v] != d->block && k < 2)
+                pointwise[1 + k++] = akg_gpu_blocks[v];
+        for (int v = 0, k = 0; v < 3; v++)
+            if (akg_gpu_rows[v] != d->rows && k < 2)
+                rows[1 + k++] = akg_gpu_rows[v];
+    }
     for (int reduce = can_reduce; reduce >= 0; reduce--) {
         for (int v = 0; v < 3; v++) {
             *d = *base;
@@ -775,10 +798,16 @@ static int answer_slow(akg_design *d, const akg_reference *ref, const cJSON *pro
     }
     *d = *base;
     free(base);
+    char tried[96];
+    if (d->kind == AKG_DESIGN_POINTWISE)
+        snprintf(tried, sizeof tried, "block sizes %ld, %ld and %ld", pointwise[0], pointwise[1],
+                 pointwise[2]);
+    else
+        snprintf(tried, sizeof tried, "%ld, %ld and %ld rows per %s", rows[0], rows[1], rows[2],
+                 d->gpu ? "program" : "task");
     snprintf(err, errlen, "the built-in Designer has no other design for %s: %s%s were tried",
              d->op_name, can_reduce ? "pow strength-reduced and as written, each with " : "",
-             d->kind == AKG_DESIGN_POINTWISE ? "block sizes 16384, 65536 and 4096"
-                                             : "1, 4 and 16 rows per task");
+             tried);
     return AKG_ENOTFOUND;
 }
 
@@ -790,9 +819,9 @@ static int input_shape_equal(const cJSON *probe, int a, int b)
     return sa && sb && cJSON_Compare(sa, sb, 1);
 }
 
-static int design_pointwise(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
-                            int attempt, akg_design **out, akg_range *where, char *err,
-                            size_t errlen)
+static int design_pointwise(int gpu, const akg_reference *ref, const cJSON *probe,
+                            const cJSON *feedback, int attempt, akg_design **out, akg_range *where,
+                            char *err, size_t errlen)
 {
     *out = NULL;
     akg_design *d = calloc(1, sizeof *d);
@@ -891,6 +920,7 @@ static int design_pointwise(const akg_reference *ref, const cJSON *probe, const 
                                      strcmp(fb_class, "shape_mismatch") == 0);
     int slow_retry = fb_class && strcmp(fb_class, "slow") == 0;
     d->math = numeric_retry ? AKG_MATH_PRECISE : AKG_MATH_FAST;
+    d->gpu = gpu;
     d->parallel = 1;
     d->vectorize = 1;
     (void)attempt;
@@ -905,7 +935,7 @@ static int design_pointwise(const akg_reference *ref, const cJSON *probe, const 
         d->kind = AKG_DESIGN_SOFTMAX;
         d->log_softmax = c.softmax == 2;
         d->dim = c.dim;
-        d->rows = numeric_retry ? 1 : 4;
+        d->rows = gpu ? akg_gpu_rows[0] : numeric_retry ? 1 : 4;
         d->n_inputs = 1;
         d->inputs[0] = d->nodes[c.softmax_node].input;
         snprintf(d->op_name, sizeof d->op_name, "%s", d->log_softmax ? "log_softmax" : "softmax");
@@ -915,7 +945,7 @@ static int design_pointwise(const akg_reference *ref, const cJSON *probe, const 
         d->kind = AKG_DESIGN_POINTWISE;
         d->result = result;
         d->n_nodes = result + 1; /* nodes after the result are dead */
-        d->block = numeric_retry ? 4096 : 16384;
+        d->block = gpu ? akg_gpu_blocks[0] : numeric_retry ? 4096 : 16384;
         /* Plain stores. Streaming ("nontemporal") stores skip the read of the
          * destination lines, but timed in blocks (the harness's protocol) they
          * measured no faster here (relu 1.10 against 1.01 ms, sigmoid 1.14
@@ -968,11 +998,12 @@ static void graph_message(char *err, size_t errlen, const char *gerr, const char
              what, advice);
 }
 
-int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
-                         int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
+static int designer_run(int gpu, const akg_reference *ref, const cJSON *probe,
+                        const cJSON *feedback, int attempt, akg_design **out, akg_range *where,
+                        char *err, size_t errlen)
 {
     *out = NULL;
-    int rc = design_pointwise(ref, probe, feedback, attempt, out, where, err, errlen);
+    int rc = design_pointwise(gpu, ref, probe, feedback, attempt, out, where, err, errlen);
     if (rc != AKG_EUNSUPPORTED)
         return rc;
     /* The pointwise message names the first construct it could not read;
@@ -986,6 +1017,8 @@ int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJS
         if (frc != AKG_ENOTFOUND)
             break;
     }
+    if (frc == AKG_OK && gpu)
+        return akg_gpu_redesign_family(*out, ref, probe, feedback);
     if (frc != AKG_ENOTFOUND && frc != AKG_EUNSUPPORTED)
         return frc;
     if (frc == AKG_EUNSUPPORTED) {
@@ -1016,6 +1049,20 @@ int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJS
     return AKG_EUNSUPPORTED;
 }
 
+int akg_designer_builtin(const akg_reference *ref, const cJSON *probe, const cJSON *feedback,
+                         int attempt, akg_design **out, akg_range *where, char *err, size_t errlen)
+{
+    return designer_run(0, ref, probe, feedback, attempt, out, where, err, errlen);
+}
+
+int akg_designer_builtin_for(const akg_design_target *target, const akg_reference *ref,
+                             const cJSON *probe, const cJSON *feedback, int attempt,
+                             akg_design **out, akg_range *where, char *err, size_t errlen)
+{
+    int gpu = target && target->backend && !strcmp(target->backend, "cuda");
+    return designer_run(gpu, ref, probe, feedback, attempt, out, where, err, errlen);
+}
+
 void akg_design_free(akg_design *d)
 {
     if (!d)
@@ -1044,6 +1091,8 @@ cJSON *akg_design_to_json(const akg_design *d)
                                                            : "pointwise");
     cJSON_AddStringToObject(o, "op", d->op_name);
     cJSON_AddStringToObject(o, "math", d->math == AKG_MATH_FAST ? "fast" : "precise");
+    if (d->gpu)
+        cJSON_AddStringToObject(o, "target", "gpu");
     if (d->kind == AKG_DESIGN_FAMILY) {
         if (d->params)
             cJSON_AddItemToObject(o, "params", cJSON_Duplicate(d->params, 1));

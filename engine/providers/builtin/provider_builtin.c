@@ -1,7 +1,8 @@
 /*
  * provider_builtin.c: the `builtin` provider, offline and deterministic.
  *
- * Design requests go to the rule-based Designer (akg_designer_builtin), whose
+ * Design requests go to the rule-based Designer (akg_designer_builtin_for, which designs
+ * for the request's target: a GPU's designs for backend "cuda"), whose
  * design supplies the sketch text, the operator's name and the provenance
  * (akg_design_to_json). Code requests go to the target backend's emitter for
  * a bound sketch. Both are pure and fast, but they still answer from a later
@@ -62,8 +63,9 @@ static void builtin_design(builtin_session *s, const akg_design_request *req, ak
     char err[1024] = "";
     akg_range where = {0};
     akg_design *d = NULL;
-    int rc = akg_designer_builtin(req->ref, req->probe, req->feedback, req->attempt, &d, &where,
-                                  err, sizeof err);
+    akg_design_target target = {.backend = req->backend, .dsl = req->dsl, .arch = req->arch};
+    int rc = akg_designer_builtin_for(&target, req->ref, req->probe, req->feedback, req->attempt,
+                                      &d, &where, err, sizeof err);
     if (rc == AKG_OK && (!d || !d->sketch_text)) {
         rc = AKG_ENOMEM;
         snprintf(err, sizeof err, "the built-in Designer produced no sketch for %s",

@@ -586,6 +586,9 @@ int akg_rx_finish(akg_rx_ctx *c, akg_design *d, const akg_expr *at, const char *
                   akg_design **out)
 {
     char msg[512];
+    /* the words of the sketch's comment, for a rewrite of the design for another target */
+    if (d->params && what)
+        cJSON_AddStringToObject(d->params, "what", what);
     int rc = akg_rx_write_sketch(d, c->ref, c->probe, c->precise, what, msg, sizeof msg);
     if (rc) {
         akg_design_free(d);

@@ -105,6 +105,11 @@ int akg_rx_input_shape(const cJSON *probe, int i, long *sizes, int max);
 int akg_rx_write_sketch(akg_design *d, const akg_reference *ref, const cJSON *probe, int precise,
                         const char *what, char *err, size_t errlen);
 
+/* akg_rx_write_sketch with the GPU's designs (reduce and rowmap designs, rx_sketch_gpu.c;
+ * the other kinds get the CPU's writers with grid hints). */
+int akg_rx_write_sketch_gpu(akg_design *d, const akg_reference *ref, const cJSON *probe,
+                            int precise, const char *what, char *err, size_t errlen);
+
 /* Whether the Conductor's feedback asks for libm maths (a numerical mismatch). */
 int akg_rx_numeric_retry(const cJSON *feedback);
 

@@ -362,7 +362,8 @@ void rx_bind_tensors(rx_sk *s, const char *shape)
 void rx_loop_hints(rx_sk *s, const char *ind, int parallel)
 {
     if (parallel)
-        akg_buf_appendf(s->b, "%s@llm_hint(\"parallel\", \"coreidx\")\n", ind);
+        akg_buf_appendf(s->b, "%s@llm_hint(\"parallel\", \"%s\")\n", ind,
+                        s->gpu ? "grididx" : "coreidx");
     if (s->precise)
         akg_buf_appendf(s->b, "%s@llm_hint(\"math\", \"precise\")\n", ind);
 }
@@ -506,8 +507,8 @@ static int drop_unused_tunables(akg_buf *b)
     return AKG_OK;
 }
 
-int akg_rx_write_sketch(akg_design *d, const akg_reference *ref, const cJSON *probe, int precise,
-                        const char *what, char *err, size_t errlen)
+static int write_sketch(akg_design *d, const akg_reference *ref, const cJSON *probe, int precise,
+                        int gpu, const char *what, char *err, size_t errlen)
 {
     akg_buf b;
     akg_buf_init(&b, 1 << 18);
@@ -519,6 +520,7 @@ int akg_rx_write_sketch(akg_design *d, const akg_reference *ref, const cJSON *pr
     s.ref = ref;
     s.probe = probe;
     s.precise = precise;
+    s.gpu = gpu;
     s.err = err;
     s.errlen = errlen;
     s.rank = akg_rule_rank(akg_rule_probe_input(probe, rx_input_index(&s, 0)));
@@ -532,9 +534,9 @@ int akg_rx_write_sketch(akg_design *d, const akg_reference *ref, const cJSON *pr
     const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(d->params, "design"));
     if (!rc) {
         if (kind && !strcmp(kind, "reduce"))
-            rc = rx_reduce_sketch(&s, what);
+            rc = gpu ? rx_reduce_sketch_gpu(&s, what) : rx_reduce_sketch(&s, what);
         else if (kind && !strcmp(kind, "rowmap"))
-            rc = rx_rowmap_sketch(&s, what);
+            rc = gpu ? rx_rowmap_sketch_gpu(&s, what) : rx_rowmap_sketch(&s, what);
         else if (kind && !strcmp(kind, "scan"))
             rc = rx_scan_sketch(&s, what);
         else if (kind && !strcmp(kind, "chnorm"))
@@ -571,4 +573,16 @@ int akg_rx_write_sketch(akg_design *d, const akg_reference *ref, const cJSON *pr
     free(d->sketch_text);
     d->sketch_text = text;
     return AKG_OK;
+}
+
+int akg_rx_write_sketch(akg_design *d, const akg_reference *ref, const cJSON *probe, int precise,
+                        const char *what, char *err, size_t errlen)
+{
+    return write_sketch(d, ref, probe, precise, 0, what, err, errlen);
+}
+
+int akg_rx_write_sketch_gpu(akg_design *d, const akg_reference *ref, const cJSON *probe,
+                            int precise, const char *what, char *err, size_t errlen)
+{
+    return write_sketch(d, ref, probe, precise, 1, what, err, errlen);
 }

@@ -44,6 +44,7 @@ typedef struct {
     char pt[RX_MAX_P][RX_NAME];  /* sketch names of Model's tensors the kernel reads */
     char sc[RX_MAX_S][RX_NAME];  /* sketch names of the scalars (params) */
     unsigned skip_scalar;        /* scalars the sketch reads as symbols instead (bit k) */
+    int gpu;                     /* the GPU's designs (rx_sketch_gpu.c) */
     char *err;
     size_t errlen;
 } rx_sk;
@@ -128,6 +129,15 @@ void rx_bind_dim(rx_sk *s);
 void rx_input_tensors(rx_sk *s);
 /* "all dims", "dims 1..2" or "dim 1", for comments. */
 void rx_dims_comment(rx_sk *s, char *out, size_t n);
+/* The output value of reduce statistic m from its accumulator (f32, or i64 for an index). */
+void rx_reduce_result(rx_sk *s, const char *m, const char *acc);
+/* rx_sketch_rowmap.c: st<k>, the row values rv<k> and their f32 forms from acc<k>; the
+ * store of the output expression over the tiles t<k> and Model's tensors' tiles. */
+void rx_row_values(rx_sk *s, const rx_stat_list *st, const char *ind);
+void rx_map_store(rx_sk *s, const char *ind, const char **ptiles, const char *region);
+/* rx_sketch_gpu.c: the GPU's reduce and rowmap designs */
+int rx_reduce_sketch_gpu(rx_sk *s, const char *what);
+int rx_rowmap_sketch_gpu(rx_sk *s, const char *what);
 /* rx_sketch_scan.c */
 int rx_scan_sketch(rx_sk *s, const char *what);
 /* rx_sketch_chnorm.c */

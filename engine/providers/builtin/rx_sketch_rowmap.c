@@ -34,7 +34,7 @@ static void mark_refs(const cJSON *e, int *st_used, int *rv_used)
 
 /* st<k> (f64) from the accumulators, the row values rv<k> (f64), and the f32 forms the
  * map reads (stf<k>, rvf<k>). */
-static void row_values(rx_sk *s, const rx_stat_list *st, const char *ind)
+void rx_row_values(rx_sk *s, const rx_stat_list *st, const char *ind)
 {
     akg_buf *b = s->b;
     for (int k = 0; k < st->n; k++) {
@@ -65,7 +65,7 @@ static void row_values(rx_sk *s, const rx_stat_list *st, const char *ind)
             akg_buf_appendf(b, "%srvf%d = cast(rv%d, f32)\n", ind, k, k);
 }
 
-static void map_store(rx_sk *s, const char *ind, const char **ptiles, const char *region)
+void rx_map_store(rx_sk *s, const char *ind, const char **ptiles, const char *region)
 {
     rx_names n = rx_tile_names();
     for (int k = 0; k < s->n_p; k++)
@@ -141,9 +141,9 @@ int rx_rowmap_sketch(rx_sk *s, const char *what)
     rx_loop_hints(s, "      ", 1);
     akg_buf_puts(b, "      for o in range(0, O):\n");
     rx_row_accumulate(s, &st, "        ", "0", "D", 1);
-    row_values(s, &st, "        ");
+    rx_row_values(s, &st, "        ");
     rx_load_inputs(s, "        ", "D", "o, :, 0");
-    map_store(s, "        ", whole_p, "o, :, 0");
+    rx_map_store(s, "        ", whole_p, "o, :, 0");
     akg_buf_puts(b, "    else:\n      # few long rows: the statistics of P parts of the row in "
                     "parallel, their\n      # partials combined, then the map over the parts in "
                     "parallel\n");
@@ -160,7 +160,7 @@ int rx_rowmap_sketch(rx_sk *s, const char *what)
         akg_buf_appendf(b, "          store(acc%d -> part%d[p:p+1])\n", k, k);
     for (int k = 0; k < st.n; k++)
         akg_buf_appendf(b, "        acc%d = %s(part%d, axis=0)\n", k, rx_combine_op(st.mode[k]), k);
-    row_values(s, &st, "        ");
+    rx_row_values(s, &st, "        ");
     rx_loop_hints(s, "        ", 1);
     akg_buf_puts(b, "        for p in range(0, P):\n"
                     "          lo = p * ceil(D, P)\n"
@@ -169,7 +169,7 @@ int rx_rowmap_sketch(rx_sk *s, const char *what)
     for (int k = 0; k < s->n_p; k++)
         akg_buf_appendf(b, "          %s = alloc([hi - lo])\n          load(%s[lo:hi] -> %s)\n",
                         pw[k], s->pt[k], pw[k]);
-    map_store(s, "          ", part_p, "o, lo:hi, 0");
+    rx_map_store(s, "          ", part_p, "o, lo:hi, 0");
 
     /* ---- strided ---- */
     akg_buf_puts(b, "  else:\n    # CH columns per task: the statistics of each column over the "
@@ -214,13 +214,13 @@ int rx_rowmap_sketch(rx_sk *s, const char *what)
             akg_buf_puts(b, ", f64))\n");
         }
     }
-    row_values(s, &st, ind);
+    rx_row_values(s, &st, ind);
     akg_buf_appendf(b, "%sfor d in range(0, D):\n", ind);
     rx_load_inputs(s, "          ", "min(CH, I - c)", "o, d, c:c+min(CH, I - c)");
     for (int k = 0; k < s->n_p; k++)
         akg_buf_appendf(b, "          %s = alloc([1])\n          load(%s[d:d+1] -> %s)\n", pc[k],
                         s->pt[k], pc[k]);
-    map_store(s, "          ", col_p, "o, d, c:c+min(CH, I - c)");
+    rx_map_store(s, "          ", col_p, "o, d, c:c+min(CH, I - c)");
     akg_buf_puts(b, "}\n");
     return AKG_OK;
 }

@@ -203,7 +203,7 @@ void rx_finish_stat(rx_sk *s, const char *m, const char *acc)
 }
 
 /* reduce: the output value (f32, or i64 for an index) of statistic 0 from acc0 / k0. */
-static void reduce_result(rx_sk *s, const char *m, const char *acc)
+void rx_reduce_result(rx_sk *s, const char *m, const char *acc)
 {
     if (rx_argx(m)) {
         akg_buf_appendf(s->b, "cast(%s, i64)", acc);
@@ -415,7 +415,7 @@ int rx_reduce_sketch(rx_sk *s, const char *what)
     akg_buf_puts(b, "      for o in range(0, O):\n");
     rx_row_accumulate(s, &st, "        ", "0", "D", 1);
     akg_buf_puts(b, "        store(");
-    reduce_result(s, m, arg ? "k0" : "acc0");
+    rx_reduce_result(s, m, arg ? "k0" : "acc0");
     akg_buf_puts(b, " -> out[o, 0:1])\n");
     akg_buf_puts(b, "    else:\n      # few long rows: each row split into P parts across cores, "
                     "their partials\n      # written to a tile and combined afterwards\n");
@@ -443,7 +443,7 @@ int rx_reduce_sketch(rx_sk *s, const char *what)
                         "parti, D), axis=0)\n        store(cast(k, i64) -> out[o, 0:1])\n");
     } else {
         akg_buf_appendf(b, "        acc = %s(part, axis=0)\n        store(", rx_combine_op(m));
-        reduce_result(s, m, "acc");
+        rx_reduce_result(s, m, "acc");
         akg_buf_puts(b, " -> out[o, 0:1])\n");
     }
 
@@ -481,7 +481,7 @@ int rx_reduce_sketch(rx_sk *s, const char *what)
                         "parti, D), axis=0)\n        store(cast(k, i64) -> out[o:o+1, :])\n");
     } else {
         akg_buf_appendf(b, "        acc = %s(part, axis=0)\n        store(", rx_combine_op(m));
-        reduce_result(s, m, "acc");
+        rx_reduce_result(s, m, "acc");
         akg_buf_puts(b, " -> out[o:o+1, :])\n");
     }
     akg_buf_puts(b, "    else:\n      # CH columns of accumulators per task, the D rows streamed "
@@ -495,7 +495,7 @@ int rx_reduce_sketch(rx_sk *s, const char *what)
     rx_load_inputs(s, "            ", "min(CH, I - c)", "o, d, c:c+min(CH, I - c)");
     reduce_columns_update(s, &st, "            ");
     akg_buf_puts(b, "          store(");
-    reduce_result(s, m, arg ? "bi" : "acc");
+    rx_reduce_result(s, m, arg ? "bi" : "acc");
     akg_buf_puts(b, " -> out[o, c:c+min(CH, I - c)])\n}\n");
     return AKG_OK;
 }

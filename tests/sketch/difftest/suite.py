@@ -193,7 +193,11 @@ def fixture_design(op: Op, folder: str) -> None:
 # the I > 1 reductions only from D >= 64: the small cases never take those branches. A variant with the
 # thresholds lowered takes them (the branches compute the same function for every shape; only their
 # speed differs), so that host loops, scratch tiles and the kernels that combine them run too.
-SPLIT_SWAPS = (("D < 65536", "D < 8"), ("D >= 64", "D >= 2"))
+# The GPU designs (akg_cli op --backend cuda) keep a row or a group of columns in one block up to
+# 16384 elements and stream longer ones (`<= 16384`), stream long rows in one program each only when
+# they are many (`O >= 256`, else P parts of each row and a combining launch), and split strided
+# reductions into parts of rows from `D < 512` on.
+SPLIT_SWAPS = (("D < 65536", "D < 8"), ("D >= 64", "D >= 2"), ("<= 16384", "<= 2"), ("O >= 256", "O >= 5"), ("D < 512", "D < 2"))
 
 
 def split_variants(ops: Sequence[Op], work: str) -> List[Op]:

@@ -1,0 +1,145 @@
+/*
+ * designer_gpu.c: the GPU designs of the built-in Designer (see designer_gpu.h): the
+ * tunables' candidates, the softmax rows, and the hook that rewrites a family rule's
+ * design for a GPU.
+ *
+ * Softmax over the view [O, D, I] (D the softmax dim):
+ *  - contiguous rows (I == 1) whose RB rows fit one block (RB * D <= 16384 elements): RB
+ *    rows per program, loaded once; the max, the exponentials and their sum stay in
+ *    registers and the output is written once (the CPU design writes the exponentials and
+ *    reads them back from the output, which on a GPU is two more passes over memory);
+ *  - rows up to 16384 elements: one row per program, the same in one block;
+ *  - longer rows: one program per row, CB columns at a time, in three passes (the max,
+ *    the sum of exponentials, the scale);
+ *  - strided (I > 1): CH columns of one outer row per program; with D * CH <= 16384 the
+ *    D rows of them in one block, else streamed one row at a time through per-column
+ *    running values, in three passes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "designer_gpu.h"
+#include "rules_reduction_core.h"
+
+const long akg_gpu_blocks[3] = {2048, 1024, 4096};
+const long akg_gpu_rows[3] = {1, 2, 4};
+
+void akg_gpu_softmax_constexprs(akg_buf *b, const akg_design *d)
+{
+    akg_buf_appendf(b, "  constexpr: RB = tune(%ld", d->rows);
+    for (int i = 0; i < 3; i++)
+        if (akg_gpu_rows[i] != d->rows)
+            akg_buf_appendf(b, ", %ld", akg_gpu_rows[i]);
+    akg_buf_puts(b, "), CB = tune(4096, 2048, 8192), CH = tune(16, 8, 32)");
+}
+
+/* The output of a softmax from the tile t, its max m and the sum s of exp(t - m). */
+static void softmax_value(akg_buf *b, const akg_design *d, const char *e)
+{
+    if (d->log_softmax)
+        akg_buf_puts(b, "sub(sub(t, m), log(s))");
+    else
+        akg_buf_appendf(b, "div(%s, s)", e);
+}
+
+/* One row (or tile) in one block: load, max, exp, sum, store. */
+static void softmax_block(akg_buf *b, const akg_design *d, const char *ind, const char *shape,
+                          const char *region, int axis)
+{
+    akg_buf_appendf(b, "%st = alloc(%s)\n%sload(x[%s] -> t)\n", ind, shape, ind, region);
+    akg_buf_appendf(b, "%sm = reduce_max(t, axis=%d)\n", ind, axis);
+    if (d->log_softmax) {
+        akg_buf_appendf(b, "%ss = reduce_sum(exp(sub(t, m)), axis=%d)\n", ind, axis);
+    } else {
+        akg_buf_appendf(b, "%se = exp(sub(t, m))\n", ind);
+        akg_buf_appendf(b, "%ss = reduce_sum(e, axis=%d)\n", ind, axis);
+    }
+    akg_buf_appendf(b, "%sstore(", ind);
+    softmax_value(b, d, "e");
+    akg_buf_appendf(b, " -> y[%s])\n", region);
+}
+
+/* Three passes over a row or a group of columns, `ext` elements at a time from the loop
+ * `head`: the running max m and sum s (tiles of shape `acc`), then the scale. `reduce`:
+ * each piece is reduced along axis 0 into [1] accumulators (else per-column running
+ * values). */
+static void softmax_passes(akg_buf *b, const akg_design *d, const char *ind, const char *head,
+                           const char *shape, const char *region, const char *acc, int reduce)
+{
+    akg_buf_appendf(b,
+                    "%sm = alloc(%s, dtype=f32, llm_hint=[\"fastest\", \"accumulator\", "
+                    "\"init_neg_inf\"])\n",
+                    ind, acc);
+    akg_buf_appendf(b, "%s%s\n%s  t = alloc(%s)\n%s  load(x[%s] -> t)\n", ind, head, ind, shape,
+                    ind, region);
+    if (reduce)
+        akg_buf_appendf(b, "%s  m = max(m, reduce_max(t, axis=0))\n", ind);
+    else
+        akg_buf_appendf(b, "%s  m = max(m, t)\n", ind);
+    akg_buf_appendf(b,
+                    "%ss = alloc(%s, dtype=f32, llm_hint=[\"fastest\", \"accumulator\", "
+                    "\"init_zero\"])\n",
+                    ind, acc);
+    akg_buf_appendf(b, "%s%s\n%s  t = alloc(%s)\n%s  load(x[%s] -> t)\n", ind, head, ind, shape,
+                    ind, region);
+    if (reduce)
+        akg_buf_appendf(b, "%s  s = add(s, reduce_sum(exp(sub(t, m)), axis=0))\n", ind);
+    else
+        akg_buf_appendf(b, "%s  s = add(s, exp(sub(t, m)))\n", ind);
+    akg_buf_appendf(b, "%s%s\n%s  t = alloc(%s)\n%s  load(x[%s] -> t)\n", ind, head, ind, shape,
+                    ind, region);
+    akg_buf_appendf(b, "%s  store(", ind);
+    softmax_value(b, d, "exp(sub(t, m))");
+    akg_buf_appendf(b, " -> y[%s])\n", region);
+}
+
+void akg_gpu_softmax_body(akg_buf *b, const akg_design *d)
+{
+    const char *par = "@llm_hint(\"parallel\", \"grididx\")\n";
+    if (d->math == AKG_MATH_PRECISE)
+        akg_buf_puts(b, "  @llm_hint(\"math\", \"precise\")\n");
+    akg_buf_puts(b, "  if I == 1:\n    if RB * D <= 16384:\n"
+                    "      # RB rows per program in one block: max, exp and sum in registers, "
+                    "one write\n");
+    akg_buf_appendf(b, "      %s      for o in range(0, O, RB):\n", par);
+    softmax_block(b, d, "        ", "[min(RB, O - o), D]", "o:o + min(RB, O - o), :, 0", 1);
+    akg_buf_puts(b, "    elif D <= 16384:\n      # one row per program, the row in one block\n");
+    akg_buf_appendf(b, "      %s      for o in range(0, O):\n", par);
+    softmax_block(b, d, "        ", "[D]", "o, :, 0", 0);
+    akg_buf_puts(b, "    else:\n      # long rows: one program per row, CB columns at a time: "
+                    "the max, the sum, the scale\n");
+    akg_buf_appendf(b, "      %s      for o in range(0, O):\n", par);
+    softmax_passes(b, d, "        ", "for q in range(0, D, CB):", "[min(CB, D - q)]",
+                   "o, q:q + min(CB, D - q), 0", "[1]", 1);
+    akg_buf_puts(b, "  else:\n    if D * CH <= 16384:\n"
+                    "      # CH columns of one outer row per program, their D rows in one "
+                    "block\n");
+    akg_buf_appendf(b, "      %s      for o in range(0, O):\n", par);
+    akg_buf_appendf(b, "        %s        for c in range(0, I, CH):\n", par);
+    softmax_block(b, d, "          ", "[D, min(CH, I - c)]", "o, :, c:c + min(CH, I - c)", 0);
+    akg_buf_puts(b, "    else:\n      # long columns: CH columns per program, the D rows "
+                    "streamed through running values\n");
+    akg_buf_appendf(b, "      %s      for o in range(0, O):\n", par);
+    akg_buf_appendf(b, "        %s        for c in range(0, I, CH):\n", par);
+    softmax_passes(b, d, "          ", "for r in range(0, D):", "[min(CH, I - c)]",
+                   "o, r, c:c + min(CH, I - c)", "[min(CH, I - c)]", 0);
+    akg_buf_puts(b, "}\n");
+}
+
+int akg_gpu_redesign_family(akg_design *d, const akg_reference *ref, const cJSON *probe,
+                            const cJSON *feedback)
+{
+    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(d->params, "design"));
+    const char *what = cJSON_GetStringValue(cJSON_GetObjectItem(d->params, "what"));
+    if (!kind || !what || (strcmp(kind, "reduce") && strcmp(kind, "rowmap")))
+        return AKG_OK; /* no GPU writer for this kind yet: the CPU's sketch, correct there */
+    char err[512];
+    int rc = akg_rx_write_sketch_gpu(d, ref, probe, akg_rx_numeric_retry(feedback), what, err,
+                                     sizeof err);
+    if (rc == AKG_ENOMEM)
+        return rc;
+    if (rc == AKG_OK)
+        d->gpu = 1;
+    /* else the writer could not say it for a GPU: the CPU's sketch stays, correct there */
+    return AKG_OK;
+}

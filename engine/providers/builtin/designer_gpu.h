@@ -1,0 +1,40 @@
+/*
+ * designer_gpu.h: the built-in Designer's designs for a GPU (a target whose backend is
+ * "cuda"), internal to the built-in provider.
+ *
+ * The CPU designs split work for a few cores and tile for SIMD lanes and caches; lowered
+ * for a GPU they give a few programs where the grid wants thousands. The GPU designs say
+ * the same computations with the grid in mind: elementwise blocks of 1024-4096 elements,
+ * one program per block; rows of a softmax or a norm one program per row (or a few short
+ * rows), the whole row in one block while it fits; reductions over long runs split into
+ * many programs whose partials a second launch combines. Their tunables are declared in
+ * the sketch (`tune(...)`, the design's choice first) so that search can explore them.
+ */
+#ifndef AKG_DESIGNER_GPU_H
+#define AKG_DESIGNER_GPU_H
+
+#include <cjson/cJSON.h>
+
+#include "akg/akg.h"
+#include "akg/design.h"
+#include "akg/task.h"
+
+/* Elementwise: elements per program, the design's choice first. */
+extern const long akg_gpu_blocks[3];
+/* Softmax: rows per program (short rows), the design's choice first. */
+extern const long akg_gpu_rows[3];
+
+/* The constexpr items of a GPU softmax (no newline: the caller may add DIM). */
+void akg_gpu_softmax_constexprs(akg_buf *b, const akg_design *d);
+/* The body of a GPU softmax / log_softmax over the view x[O, D, I] -> y[O, D, I], up to
+ * and including the sketch's closing brace. */
+void akg_gpu_softmax_body(akg_buf *b, const akg_design *d);
+
+/* A family rule's design d (CPU sketch written) rewritten for a GPU where a GPU writer
+ * knows its kind (reductions, row maps): d's sketch replaced and d->gpu set. A design no
+ * GPU writer knows keeps its CPU sketch (correct on a GPU, not fast). Returns AKG_OK, or
+ * AKG_ENOMEM. */
+int akg_gpu_redesign_family(akg_design *d, const akg_reference *ref, const cJSON *probe,
+                            const cJSON *feedback);
+
+#endif
