@@ -206,6 +206,60 @@ class BenchCancelTest(BenchCase):
         self.assertIn("not run: 2 (interrupted)", stdout)
 
 
+class BenchScaleTest(BenchCase):
+    """A suite's size per target (its suite.yaml, size_scale): the bench runs a scaled copy of each
+    reference and says so; the suite's files are not touched; --scale overrides the factor."""
+
+    def make_suite(self, yaml_text):
+        suite = os.path.join(self.dir, "scaled-suite")
+        os.makedirs(os.path.join(suite, "activation"))
+        with open(os.path.join(SUITE, "activation", "relu_small.py")) as f:
+            text = f.read().replace("torch.randn(64, 256)", "torch.randn(BATCH, 256)")
+        self.source = text.replace("import torch.nn as nn\n", "import torch.nn as nn\n\nBATCH = 64  # rows\n")
+        with open(os.path.join(suite, "activation", "relu_small.py"), "w") as f:
+            f.write(self.source)
+        with open(os.path.join(suite, "suite.yaml"), "w") as f:
+            f.write(yaml_text)
+        return suite
+
+    def test_the_suite_scales_for_its_backend(self):
+        suite = self.make_suite("size_scale:\n  cpu: {factor: 3, constants: [ROWS, BATCH]}\n")
+        out, runs = os.path.join(self.dir, "bench.json"), os.path.join(self.dir, "runs")
+        p = self.bench("--suite", suite, "--output", out, "--runs-dir", runs)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(out) as f:
+            record = json.load(f)
+        self.assertEqual(record["size_scale"], 3)
+        op = record["ops"][0]
+        self.assertEqual((op["status"], op["scaled"]), ("pass", "BATCH 64 -> 192"), op)
+        copy = os.path.join(runs, "scaled-references", "activation_relu_small.py")
+        with open(copy) as f:
+            self.assertEqual(f.read(), self.source.replace("BATCH = 64  #", "BATCH = 192  #"))
+        with open(os.path.join(suite, "activation", "relu_small.py")) as f:
+            self.assertEqual(f.read(), self.source)  # the suite's own file as it was
+        with open(os.path.join(op["run_dir"], "report.json")) as f:
+            report = json.load(f)
+        self.assertIn("scaled-references", json.dumps(report))
+
+        # --scale 1: the references as written
+        p = self.bench("--suite", suite, "--output", out, "--runs-dir", runs + "1", "--scale", "1")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(out) as f:
+            record = json.load(f)
+        self.assertEqual(record["size_scale"], 1)
+        self.assertNotIn("scaled", record["ops"][0])
+
+    def test_a_bad_rule_is_named(self):
+        suite = self.make_suite("size_scale:\n  cpu: {factor: 0.5, constants: BATCH}\n")
+        p = self.bench("--suite", suite)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("size_scale.cpu needs factor (an integer from 1 to 1024)", p.stderr)
+        for bad in ("0", "x", "2000"):
+            p = self.bench("--suite", suite, "--scale", bad)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("--scale must be an integer from 1 to 1024", p.stderr)
+
+
 class BenchUsageTest(BenchCase):
     def test_usage_errors_exit_2(self):
         for args in (["--jobs", "0"], ["--jobs", "x"], ["--suite", os.path.join(self.dir, "none")],
