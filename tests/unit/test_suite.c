@@ -64,6 +64,16 @@ static void test_judge_baseline(void)
     CHECK(judge(env, 1, why, sizeof why) == AKG_OK);
     cJSON_Delete(env);
 
+    /* on a GPU the host's BLAS and threads time neither side: not judged */
+    env = good_env();
+    set_str_at(cJSON_GetObjectItem(env, "blas"), "kind", "reference");
+    CHECK(akg_suite_judge_baseline(env, 4, 0, NULL, why, sizeof why) == AKG_EINVAL);
+    cJSON_AddStringToObject(env, "gpu", "NVIDIA H200");
+    CHECK(akg_suite_judge_baseline(env, 4, 0, NULL, why, sizeof why) == AKG_OK);
+    CHECK(akg_suite_judge_baseline(env, 4, 1, "/opt/py", why, sizeof why) == AKG_EINVAL);
+    CHECK_CONTAINS(why, "needs PyTorch 2");
+    cJSON_Delete(env);
+
     /* the BLAS: unknown, the reference BLAS */
     env = good_env();
     cJSON *blas = cJSON_GetObjectItem(env, "blas");
