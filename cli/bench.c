@@ -73,6 +73,10 @@ static void bench_usage(FILE *f)
         "  --jobs N           jobs at once (default 1). Timings with N > 1 are NOT\n"
         "                     comparable: other jobs' compilers share the cores\n"
         "  --threads N        threads of kernel and baseline (default: all cores)\n"
+        "  --devices N|LIST   harness workers (default 1): N on devices 0..N-1, or device\n"
+        "                     indices with commas (0,0: two workers sharing device 0);\n"
+        "                     a profile runs alone on its device, so timings stay\n"
+        "                     comparable while verification overlaps\n"
         "  --output FILE      write everything as JSON\n"
         "  --runs-dir DIR     run folders as DIR/<family>_<name> (default: the config's log_dir)\n"
         "  --store FILE       SQLite store (default $AKG_STORE or ~/.akg/akg.db)\n"
@@ -527,7 +531,8 @@ int cli_bench(int argc, char **argv)
 {
     bench_ctx c;
     memset(&c, 0, sizeof c);
-    const char *jobs = NULL, *threads = NULL, *scale = NULL;
+    const char *jobs = NULL, *threads = NULL, *scale = NULL, *devices = NULL;
+    int device_ids[AKG_ENGINE_MAX_DEVICES];
     int help = 0;
     akg_suite_options *o = &c.opts;
     c.argc = argc;
@@ -544,7 +549,7 @@ int cli_bench(int argc, char **argv)
         {"store", 1, &o->store_path, NULL}, {"python", 1, &o->python, NULL},
         {"help", 0, NULL, &help},          {"quiet", 0, NULL, &c.quiet},
         {"verbose", 0, NULL, &c.verbose},  {"compiled", 0, NULL, &o->compiled},
-        {"scale", 1, &scale, NULL},
+        {"scale", 1, &scale, NULL},        {"devices", 1, &devices, NULL},
         {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
@@ -565,6 +570,14 @@ int cli_bench(int argc, char **argv)
         fprintf(stderr, "akg_cli bench: --scale must be an integer from 1 to 1024 (1: the "
                         "references' own sizes)\n");
         return 2;
+    }
+    if (devices) {
+        char why[256];
+        if (akg_parse_devices(devices, device_ids, &o->devices, why, sizeof why) != AKG_OK) {
+            fprintf(stderr, "akg_cli bench: %s\n", why);
+            return 2;
+        }
+        o->device_ids = device_ids;
     }
     o->threads = akg_cpu_count();
     if (threads && parse_count(threads, 1, AKG_SUITE_MAX_THREADS, &o->threads) != 0) {

@@ -62,8 +62,10 @@ static void op_usage(FILE *f)
             "                         wrong design from a wrong kernel; off\n"
             "  --provider NAME        who designs and writes code: %s (default builtin,\n"
             "                         offline)\n"
-            "  --devices N            harness workers of the backend's device kind, one per\n"
-            "                         device (default 1)\n"
+            "  --devices N|LIST       harness workers of the backend's device kind: N, one\n"
+            "                         per device 0..N-1 (default 1), or device indices\n"
+            "                         with commas (0,1; 0,0: two workers sharing device\n"
+            "                         0; a profile runs alone on its device)\n"
             "  --threads N            CPU threads for kernel and baseline (default: all cores)\n"
             "  --verify-timeout S     seconds each harness request and build may take\n"
             "  --max-step N           attempts of the Conductor loop (default from config)\n"
@@ -73,6 +75,11 @@ static void op_usage(FILE *f)
             "                         fastest verified one is kept; 0 keeps the first\n"
             "                         verified kernel (default: config's\n"
             "                         profile_settings.min_speedup, else 1.0)\n"
+            "  --profile-runs N       timed runs of the profile, 1 to %d; the warm-up is\n"
+            "                         the config's at most N (default: config's\n"
+            "                         profile_settings.run_times and warmup_times, 50 and 5).\n"
+            "                         A few runs time a kernel briefly, for checks that need a\n"
+            "                         verified kernel, not its speed (then --min-speedup 0)\n"
             "  --seed N               base seed (default: drawn and recorded)\n"
             "  --output DIR           run folder (default akg_output/<op>_<dsl>_<time>_<id>)\n"
             "  --sandbox MODE         how each candidate's process is isolated: auto (bubblewrap\n"
@@ -87,7 +94,7 @@ static void op_usage(FILE *f)
             "exit status: 0 a kernel passed (or was written, for kernelgen_only/design_only),\n"
             "also one slower than the reference (the summary and report.json's verdict say\n"
             "so), 1 no kernel passed (or the sketch does not check), 2 usage error.\n",
-            targets, providers);
+            targets, providers, AKG_PROFILE_RUNS_MAX);
 }
 
 static const char *num_str(const cJSON *o, const char *key, char *buf, size_t n, const char *fmt)
@@ -297,7 +304,7 @@ int cli_op(int argc, char **argv)
     const char *workflow = NULL, *kernel = NULL, *provider = "builtin", *devices = NULL;
     const char *threads = NULL, *verify_timeout = NULL, *output = NULL, *max_step = NULL;
     const char *trials = NULL, *seed = NULL, *python = NULL, *store = NULL, *sketch = NULL;
-    const char *design_check = NULL, *min_speedup = NULL, *sandbox = NULL;
+    const char *design_check = NULL, *min_speedup = NULL, *sandbox = NULL, *profile_runs = NULL;
     int help = 0, quiet = 0, json = 0;
     cli_flag flags[] = {
         {"framework", 1, &framework, NULL}, {"backend", 1, &backend, NULL},
@@ -310,6 +317,7 @@ int cli_op(int argc, char **argv)
         {"python", 1, &python, NULL},       {"store", 1, &store, NULL},
         {"sketch", 1, &sketch, NULL},       {"design-check", 1, &design_check, NULL},
         {"min-speedup", 1, &min_speedup, NULL}, {"sandbox", 1, &sandbox, NULL},
+        {"profile-runs", 1, &profile_runs, NULL},
         {"help", 0, NULL, &help},           {"quiet", 0, NULL, &quiet},
         {"json", 0, NULL, &json},           {NULL, 0, NULL, NULL},
     };
@@ -367,6 +375,20 @@ int cli_op(int argc, char **argv)
             return 2;
         }
     }
+    long profile_runs_value = 0;
+    if (profile_runs) {
+        char *end = NULL;
+        profile_runs_value = strtol(profile_runs, &end, 10);
+        if (end == profile_runs || *end || profile_runs_value < 1 ||
+            profile_runs_value > AKG_PROFILE_RUNS_MAX) {
+            fprintf(stderr,
+                    "akg_cli op: --profile-runs %s: expected a whole number from 1 to %d (the "
+                    "timed runs of the profile; 5 times a kernel briefly, the config's "
+                    "profile_settings.run_times is the default)\n",
+                    profile_runs, AKG_PROFILE_RUNS_MAX);
+            return 2;
+        }
+    }
     if (sandbox && strcmp(sandbox, "auto") && strcmp(sandbox, "bwrap") && strcmp(sandbox, "none")) {
         fprintf(stderr, "akg_cli op: --sandbox %s is not a sandbox mode; use auto, bwrap or none\n",
                 sandbox);
@@ -415,7 +437,15 @@ int cli_op(int argc, char **argv)
     akg_engine_options eo = {0};
     eo.python = python;
     eo.store_path = store;
-    eo.devices = devices ? atoi(devices) : 1;
+    int device_ids[AKG_ENGINE_MAX_DEVICES];
+    eo.devices = 1;
+    if (devices) {
+        if (akg_parse_devices(devices, device_ids, &eo.devices, err, sizeof err) != AKG_OK) {
+            fprintf(stderr, "akg_cli op: %s\n", err);
+            return 2;
+        }
+        eo.device_ids = device_ids;
+    }
     eo.threads = threads ? atoi(threads) : 0;
     if (akg_engine_new(c.loop, &eo, &c.engine, err, sizeof err) != AKG_OK) {
         fprintf(stderr, "akg_cli op: %s\n", err);
@@ -439,6 +469,7 @@ int cli_op(int argc, char **argv)
     jo.seed = seed ? strtoull(seed, NULL, 10) : 0;
     jo.min_speedup = min_speedup_value;
     jo.min_speedup_set = min_speedup != NULL;
+    jo.profile_runs = (int)profile_runs_value;
     int rc = akg_job_start(c.engine, &jo, on_event, &c, &c.job, err, sizeof err);
     if (rc != AKG_OK) {
         fprintf(stderr, "akg_cli op: %s\n", err);

@@ -187,6 +187,10 @@ int akg_engine_new(uv_loop_t *loop, const akg_engine_options *opts, akg_engine *
     e->python = akg_strdup(py && *py ? py : "python3");
     e->workspace = akg_strdup(opts ? opts->workspace : NULL);
     e->devices = opts && opts->devices > 0 ? opts->devices : 1;
+    if (e->devices > AKG_ENGINE_MAX_DEVICES)
+        e->devices = AKG_ENGINE_MAX_DEVICES;
+    for (int i = 0; i < e->devices; i++)
+        e->device_ids[i] = opts && opts->device_ids ? opts->device_ids[i] : i;
     e->threads = opts && opts->threads > 0 ? opts->threads : akg_cpu_count() / e->devices;
     if (e->threads < 1)
         e->threads = 1;
@@ -251,6 +255,7 @@ akg_harness *akg__engine_harness(akg_engine *e, const char *device_kind, char *e
     ho.python = e->python;
     ho.worker_script = script;
     ho.workers = e->devices;
+    ho.device_ids = e->device_ids;
     ho.threads = e->threads;
     ho.device_kind = device_kind;
     ho.log = harness_log;
@@ -542,6 +547,13 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
         cJSON_Delete(config);
         return r;
     }
+    if (opts->profile_runs < 0 || opts->profile_runs > AKG_PROFILE_RUNS_MAX) {
+        cJSON_Delete(config);
+        return akg_fail(err, errlen, AKG_EINVAL,
+                        "profile runs %d: expected 1 to %d timed runs (0: the config's "
+                        "profile_settings.run_times)",
+                        opts->profile_runs, AKG_PROFILE_RUNS_MAX);
+    }
     akg_job *j = calloc(1, sizeof *j);
     if (!j) {
         cJSON_Delete(config);
@@ -575,6 +587,12 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     j->design_check_full_s = j->verify_timeout_s;
     j->run_times = (int)akg_config_number(config, "profile_settings.run_times", 50);
     j->warmup_times = (int)akg_config_number(config, "profile_settings.warmup_times", 5);
+    if (opts->profile_runs > 0) {
+        /* a brief profile (tests that check designs, not speed): the warm-up shrinks with it */
+        j->run_times = opts->profile_runs;
+        if (j->warmup_times > j->run_times)
+            j->warmup_times = j->run_times;
+    }
     j->compiled_baseline = opts->compiled_baseline > 0;
     j->seed = opts->seed ? opts->seed : (unsigned long long)(uv_hrtime() % 1000000007ULL);
     j->min_speedup = opts->min_speedup_set
@@ -624,4 +642,39 @@ void akg_job_cancel(akg_job *job)
         return;
     job->cancelled = 1;
     akg__pipeline_cancel(job);
+}
+
+int akg_parse_devices(const char *text, int *ids, int *n, char *err, size_t errlen)
+{
+    *n = 0;
+    if (!text || !*text)
+        return akg_fail(err, errlen, AKG_EINVAL, "--devices needs a count or a list of indices");
+    if (!strchr(text, ',')) {
+        char *end = NULL;
+        long count = strtol(text, &end, 10);
+        if (*end || end == text || count < 1 || count > AKG_ENGINE_MAX_DEVICES)
+            return akg_fail(err, errlen, AKG_EINVAL,
+                            "--devices %s: a count from 1 to %d, or device indices with commas "
+                            "(0,1 or 0,0 for two workers on device 0)",
+                            text, AKG_ENGINE_MAX_DEVICES);
+        for (int i = 0; i < (int)count; i++)
+            ids[i] = i;
+        *n = (int)count;
+        return AKG_OK;
+    }
+    for (const char *p = text; *p;) {
+        char *end = NULL;
+        long id = strtol(p, &end, 10);
+        if (end == p || id < 0 || id > 1023 || (*end && *end != ','))
+            return akg_fail(err, errlen, AKG_EINVAL,
+                            "--devices %s: each entry is a device index from 0 to 1023, as in "
+                            "0,1",
+                            text);
+        if (*n == AKG_ENGINE_MAX_DEVICES)
+            return akg_fail(err, errlen, AKG_EINVAL, "--devices %s: more than %d workers", text,
+                            AKG_ENGINE_MAX_DEVICES);
+        ids[(*n)++] = (int)id;
+        p = *end ? end + 1 : end;
+    }
+    return AKG_OK;
 }

@@ -69,6 +69,7 @@ struct akg_harness {
     uv_loop_t *loop;
     char *python, *script, *device_kind, *sandbox_json;
     int nworkers, threads;
+    int *device_of; /* each slot's device index; on "cpu" all 0 */
     double startup_timeout_s;
     void (*log)(void *, int, const char *);
     void *log_user;
@@ -159,6 +160,7 @@ static void inst_free(proc_inst *w)
         free(pool->device_kind);
         free(pool->sandbox_json);
         free(pool->slots);
+        free(pool->device_of);
         free(pool);
         if (cb)
             cb(user);
@@ -465,7 +467,7 @@ static char **build_env(akg_harness *pool, int slot)
     if (strcmp(pool->device_kind, "cpu") == 0)
         snprintf(tmp, sizeof tmp, "AKG_DEVICE=cpu");
     else
-        snprintf(tmp, sizeof tmp, "AKG_DEVICE=%s:%d", pool->device_kind, slot);
+        snprintf(tmp, sizeof tmp, "AKG_DEVICE=%s:%d", pool->device_kind, pool->device_of[slot]);
     env[o++] = akg_strdup(tmp);
     /* the engine's settings, never a value inherited from whoever started the engine */
     if (pool->sandbox_json) {
@@ -523,7 +525,7 @@ static int inst_spawn(akg_harness *pool, int slot, char *err, size_t errlen)
     if (strcmp(pool->device_kind, "cpu") == 0)
         snprintf(device, sizeof device, "cpu");
     else
-        snprintf(device, sizeof device, "%s:%d", pool->device_kind, slot);
+        snprintf(device, sizeof device, "%s:%d", pool->device_kind, pool->device_of[slot]);
     char *args[] = {pool->python, "-u", pool->script, "--device", device, NULL};
     uv_stdio_container_t stdio[3];
     stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
@@ -596,6 +598,28 @@ static void on_timeout(uv_timer_t *t)
         pump(pool);
 }
 
+/* A profile times on an idle device: it runs alone there. */
+static int is_exclusive(const akg_harness_req *r)
+{
+    const char *op = cJSON_GetStringValue(cJSON_GetObjectItem(r->request, "op"));
+    return op && strcmp(op, "profile") == 0;
+}
+
+/* Whether the queue's head may start on slot s now: not while a profile runs on s's device, and
+ * a profile only once nothing else runs there. */
+static int may_start_on(const akg_harness *pool, int s, const akg_harness_req *r)
+{
+    for (int t = 0; t < pool->nworkers; t++) {
+        const proc_inst *w = pool->slots[t];
+        if (t == s || !w || w->state != W_BUSY || !w->current ||
+            pool->device_of[t] != pool->device_of[s])
+            continue;
+        if (is_exclusive(w->current) || is_exclusive(r))
+            return 0;
+    }
+    return 1;
+}
+
 static void pump(akg_harness *pool)
 {
     if (pool->closing)
@@ -610,7 +634,7 @@ static void pump(akg_harness *pool)
             }
             continue;
         }
-        if (w->state != W_IDLE)
+        if (w->state != W_IDLE || !may_start_on(pool, s, pool->queue_head))
             continue;
         akg_harness_req *r = queue_pop(pool);
         w->current = r;
@@ -651,8 +675,15 @@ int akg_harness_new(uv_loop_t *loop, const akg_harness_options *opts, akg_harnes
     p->log = opts->log;
     p->log_user = opts->log_user;
     p->slots = calloc((size_t)p->nworkers, sizeof *p->slots);
+    p->device_of = calloc((size_t)p->nworkers, sizeof *p->device_of);
     p->next_id = 1;
-    if (!p->slots) {
+    for (int i = 0; p->device_of && i < p->nworkers; i++)
+        p->device_of[i] = strcmp(p->device_kind, "cpu") == 0 ? 0
+                          : opts->device_ids                 ? opts->device_ids[i]
+                                                             : i;
+    if (!p->slots || !p->device_of) {
+        free(p->slots);
+        free(p->device_of);
         free(p->python);
         free(p->script);
         free(p->device_kind);
@@ -761,6 +792,7 @@ void akg_harness_close(akg_harness *pool, void (*close_cb)(void *), void *user)
         free(pool->device_kind);
         free(pool->sandbox_json);
         free(pool->slots);
+        free(pool->device_of);
         free(pool);
         if (close_cb)
             close_cb(user);

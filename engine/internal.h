@@ -32,6 +32,7 @@ struct akg_engine {
     char *python;
     char *workspace;
     int threads, devices;
+    int device_ids[AKG_ENGINE_MAX_DEVICES]; /* worker i's device index */
     int max_jobs, max_queue;
     int running, queued;
     long long next_local_id;

@@ -306,7 +306,10 @@ static void start_operators(akg_suite *s)
     eo.python = s->python;
     eo.store_path = s->store_path;
     eo.workspace = s->workspace;
-    eo.devices = 1; /* one worker: profiles never overlap, each gets every thread */
+    /* one worker unless told: each profile gets every thread; with more (--devices 0,0) a
+     * profile still runs alone on its device (akg/harness.h) */
+    eo.devices = s->devices;
+    eo.device_ids = s->device_ids;
     eo.threads = s->threads;
     eo.max_jobs = s->jobs;
     eo.max_queue = s->jobs;
@@ -531,6 +534,11 @@ int akg_suite_start(uv_loop_t *loop, const akg_suite_options *opts, akg_suite_cb
     s->threads = threads;
     s->compiled = opts->compiled > 0;
     s->scale_option = opts->scale;
+    s->devices = opts->devices > 0 ? opts->devices : 1;
+    if (s->devices > AKG_ENGINE_MAX_DEVICES)
+        s->devices = AKG_ENGINE_MAX_DEVICES;
+    for (int i = 0; i < s->devices; i++)
+        s->device_ids[i] = opts->device_ids ? opts->device_ids[i] : i;
     s->scale = 1;
     s->status = AKG_SUITE_CANCELLED;
     atomic_init(&s->stop_walk, 0);

@@ -29,7 +29,8 @@ struct akg_suite {
         *workspace;
     int jobs, threads, compiled;
     int scale_option; /* akg_suite_options.scale */
-    int scale;        /* the factor applied (1: none) */
+    int devices, device_ids[AKG_ENGINE_MAX_DEVICES];
+    int scale; /* the factor applied (1: none) */
 
     /* phase 1: the walk on the thread pool. Only the pool thread writes listing, walk_rc and
      * walk_err until the after-work callback runs on the loop. */

@@ -37,11 +37,19 @@ typedef struct {
     const char *python;     /* harness interpreter; NULL: $AKG_PYTHON, else /usr/bin/python3 */
     const char *store_path; /* SQLite file; NULL: $AKG_STORE, else ~/.akg/akg.db */
     int devices;            /* harness workers of each device kind (one per device); 0: 1 */
+    const int *device_ids;  /* devices entries: worker i's device index; NULL: 0, 1, ... */
     int threads;            /* CPU threads per worker and kernel; 0: all cores / devices */
     int max_jobs;           /* jobs that may run at once; 0 means 4 */
     int max_queue;          /* jobs that may wait; 0 means 16; more gives AKG_EBUSY */
     const char *workspace;  /* project root: .akg/settings.json is read from here; may be NULL */
 } akg_engine_options;
+
+#define AKG_ENGINE_MAX_DEVICES 64
+
+/* Parses --devices: a count N (workers on devices 0..N-1) or a list of device indices with at
+ * least one comma ("0,1", "0,0": two workers sharing device 0, "3,": device 3 alone) into
+ * ids[*n] (at most AKG_ENGINE_MAX_DEVICES); AKG_EINVAL with the reason otherwise. Pure. */
+int akg_parse_devices(const char *text, int *ids, int *n, char *err, size_t errlen);
 
 /* Creates an engine on loop. Owned by the caller; release with akg_engine_close. */
 int akg_engine_new(uv_loop_t *loop, const akg_engine_options *opts, akg_engine **out, char *err,
@@ -55,6 +63,9 @@ void akg_engine_close(akg_engine *engine, void (*close_cb)(void *user), void *us
  * engine. */
 struct akg_store;
 struct akg_store *akg_engine_store(akg_engine *engine);
+
+/* The most timed runs a profile may ask for (the harness's limit). */
+#define AKG_PROFILE_RUNS_MAX 100000
 
 typedef struct {
     const char *reference_path; /* the KernelBench-form reference .py (required) */
@@ -87,6 +98,9 @@ typedef struct {
                                    used when min_speedup_set, else the config's
                                    profile_settings.min_speedup, else 1.0 */
     bool min_speedup_set;       /* min_speedup was given (0 keeps the first verified kernel) */
+    int profile_runs;           /* timed runs of the profile (1 to AKG_PROFILE_RUNS_MAX); 0: the
+                                   config's profile_settings.run_times. Given, the warm-up is
+                                   the config's warmup_times but at most profile_runs */
 } akg_job_options;
 
 typedef enum {

@@ -3,7 +3,11 @@
  *
  * A pool of persistent Python workers, one per device, each a child process in
  * its own process group, speaking one JSON object a line over pipes. Requests
- * wait in a FIFO queue until a worker is idle. Each request has a deadline:
+ * wait in a FIFO queue until a worker is idle. Workers may share a device
+ * (device_ids): a "profile" request then runs alone on its device (it starts
+ * once the device's other requests are answered, and nothing else starts there
+ * until it is), so timings stay those of an idle device; the queue is never
+ * overtaken. Each request has a deadline:
  * past it the worker's process group is killed, the worker restarted, and the
  * request answered {"ok": false, "class": "timeout"}. A worker that dies mid
  * request answers it with class "crash" and the end of its stderr.
@@ -24,9 +28,12 @@ typedef struct {
     const char *python;        /* interpreter (required) */
     const char *worker_script; /* path of backends/harness/worker.py (required) */
     int workers;               /* pool size, one per device; >= 1 */
-    int threads;               /* threads per worker (OMP_NUM_THREADS, torch threads) */
-    const char *device_kind;   /* "cpu" or "cuda" */
-    double startup_timeout_s;  /* how long importing torch may take; 0: 120 */
+    /* The device index of each worker (workers of them: "cuda:<id>"; two workers may share one);
+     * NULL: worker i on device i. On "cpu" every worker shares the one CPU. Copied. */
+    const int *device_ids;
+    int threads;              /* threads per worker (OMP_NUM_THREADS, torch threads) */
+    const char *device_kind;  /* "cpu" or "cuda" */
+    double startup_timeout_s; /* how long importing torch may take; 0: 120 */
     /* The sandbox settings of the candidates' child processes, a compact JSON object
      * ({"mode":"auto","memory_mb":4096,...}, the backend config's sandbox section) given to
      * every worker as AKG_SANDBOX; NULL: none given (the worker's defaults). Copied. */

@@ -159,7 +159,9 @@ typedef struct {
     const char *store_path; /* NULL: $AKG_STORE, else ~/.akg/akg.db */
     const char *workspace;  /* the engine's workspace (.akg/settings.json); may be NULL */
     int compiled;           /* 1: also time every reference under torch.compile */
-    int scale; /* size factor: 0 the suite's suite.yaml for the backend, 1 none, N > 1 that one */
+    int scale;   /* size factor: 0 the suite's suite.yaml for the backend, 1 none, N > 1 that one */
+    int devices; /* harness workers; 0: 1 */
+    const int *device_ids; /* devices entries (akg_parse_devices); NULL: 0, 1, ... */
 } akg_suite_options;
 
 typedef struct akg_suite akg_suite;
