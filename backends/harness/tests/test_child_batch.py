@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from akg_harness.candidate import CandidateProcess  # noqa: E402
 from akg_harness.jail import Jail, settings_from_env  # noqa: E402
+from akg_harness.protocol import HarnessError  # noqa: E402
 from harness_client import KernelDir, reference  # noqa: E402
 
 
@@ -60,3 +61,23 @@ class ChildBatchTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CopyPhaseTest(unittest.TestCase):
+    """A GPU batch's outputs reach the host after "done", in a phase timed apart; a child on the
+    CPU that claims one (time it could work in, untimed) is refused."""
+
+    def test_a_cpu_child_cannot_claim_a_copy_phase(self) -> None:
+        kernels = KernelDir()
+        child = CandidateProcess(Jail.create(settings_from_env()), "cpu")
+        try:
+            child.wait_ready()
+            child.load(kernels.kernel("relu_copy_phase_on_cpu.py"), [reference("relu_ref.py")], [], {}, 0)
+            with self.assertRaises(HarnessError) as ctx:
+                child.call([[torch.randn(16, 1024)]], check=[0], expect=[16 * 1024 * 4])
+            self.assertEqual(ctx.exception.error_class, "runtime_error")
+            self.assertIn("asked for a copy phase on a CPU", ctx.exception.detail)
+        finally:
+            child.close()
+            kernels.close()
+
