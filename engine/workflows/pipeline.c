@@ -1063,7 +1063,9 @@ static void stage_build(akg_job *j)
             after_build(j);
         return;
     }
-    if (j->be->build_argv(j->config, &j->files, j->out_dir, &argv, err, sizeof err) != AKG_OK) {
+    akg_build_request breq = {
+        .config = j->config, .files = &j->files, .dir = j->out_dir, .arch = j->arch};
+    if (j->be->build_argv(&breq, &argv, err, sizeof err) != AKG_OK) {
         job_finish(j, AKG_JOB_ERROR, "build_error", err);
         return;
     }

@@ -49,6 +49,26 @@ static akg_sketch *parse_checked(const char *text)
     return sk;
 }
 
+/* build_argv for req is an nvcc command with flag, -shared and the library in req->dir. */
+static bool nvcc_arch_flag(const akg_backend *be, const akg_build_request *req, const char *flag)
+{
+    char err[512] = "";
+    char **argv = NULL;
+    if (be->build_argv(req, &argv, err, sizeof err) != AKG_OK || !argv) {
+        printf("build_argv: %s\n", err);
+        return false;
+    }
+    bool arch = false, shared = false, out = false;
+    for (char **a = argv; *a; a++) {
+        arch = arch || !strcmp(*a, flag);
+        shared = shared || !strcmp(*a, "-shared");
+        out = out || !strcmp(*a, "/d/kernel_x.so");
+    }
+    bool ok = !strcmp(argv[0], "nvcc") && arch && shared && out;
+    akg_argv_free(argv);
+    return ok;
+}
+
 static void test_registration(void)
 {
     const akg_backend *be = akg_backend_find("cuda", "cuda");
@@ -60,26 +80,21 @@ static void test_registration(void)
     CHECK_STR(be->config_path, "backends/cuda/cuda/config.yaml");
     char err[512];
     CHECK(akg_backend_check("cuda", "cuda", err, sizeof err) == AKG_OK);
-    /* the build: nvcc for the configured arch, the library named by the emitter */
+    /* the build: nvcc for the task's arch (the request's), the library named by the emitter */
     akg_kernel_files files = {.kernel_filename = "kernel.cu", .library_filename = "kernel_x.so"};
-    cJSON *config = cJSON_Parse("{\"arch\": \"sm_90a\", \"compiler\": {\"nvcc\": \"nvcc\"}}");
-    char **argv = NULL;
-    CHECK(be->build_argv(config, &files, "/d", &argv, err, sizeof err) == AKG_OK);
-    CHECK(argv != NULL);
-    if (argv) {
-        CHECK_STR(argv[0], "nvcc");
-        bool arch = false, shared = false, out = false;
-        for (char **a = argv; *a; a++) {
-            arch = arch || !strcmp(*a, "-arch=sm_90a");
-            shared = shared || !strcmp(*a, "-shared");
-            out = out || !strcmp(*a, "/d/kernel_x.so");
-        }
-        CHECK(arch && shared && out);
-        akg_argv_free(argv);
-    }
+    cJSON *config = cJSON_Parse("{\"compiler\": {\"nvcc\": \"nvcc\", \"arch\": \"sm_80\"}}");
+    akg_build_request req = {.config = config, .files = &files, .dir = "/d", .arch = "sm_90a"};
+    CHECK(nvcc_arch_flag(be, &req, "-arch=sm_90a")); /* H200: the task's arch wins */
+    req.arch = NULL; /* no task (tools): the settings' compiler.arch */
+    CHECK(nvcc_arch_flag(be, &req, "-arch=sm_80"));
     cJSON_Delete(config);
     config = cJSON_Parse("{\"arch\": \"sm_90; rm -rf\"}");
-    CHECK(be->build_argv(config, &files, "/d", &argv, err, sizeof err) == AKG_EINVAL);
+    req.config = config;
+    char **argv = NULL;
+    CHECK(be->build_argv(&req, &argv, err, sizeof err) == AKG_EINVAL);
+    req.arch = "sm_";
+    CHECK(be->build_argv(&req, &argv, err, sizeof err) == AKG_EINVAL);
+    CHECK_CONTAINS(err, "names no NVIDIA architecture");
     cJSON_Delete(config);
 }
 

@@ -68,7 +68,8 @@ static void test_registration(void)
     CHECK(akg_backend_find("cpu", "cpp") != NULL);
     char **argv = (char **)1;
     akg_kernel_files files = {0};
-    CHECK(be->build_argv(NULL, &files, "/tmp", &argv, err, sizeof err) == AKG_OK);
+    akg_build_request req = {.files = &files, .dir = "/tmp", .arch = "sm_90a"};
+    CHECK(be->build_argv(&req, &argv, err, sizeof err) == AKG_OK);
     CHECK(argv == NULL);
 }
 

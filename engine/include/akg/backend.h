@@ -44,6 +44,17 @@ typedef struct {
     const char *sketch_file;  /* for comments in the generated files */
 } akg_emit_request;
 
+/* A build request: the candidate's files as written in dir, the DSL's settings (config.yaml:
+ * compiler.cxx, compiler.flags, ...) and the task's architecture (--arch, else the backend's
+ * default_arch; NULL when there is no task, as in tests and tools: the settings' then). A
+ * backend that builds for a target (nvcc's -arch) takes it from here. All borrowed. */
+typedef struct {
+    const cJSON *config;
+    const akg_kernel_files *files;
+    const char *dir;
+    const char *arch;
+} akg_build_request;
+
 typedef struct akg_backend {
     const char *name;         /* the device: "cpu", "cuda" */
     const char *dsl;          /* the DSL: "triton", "cuda_c" */
@@ -56,11 +67,10 @@ typedef struct akg_backend {
     /* Kernel source, model_new.py and file names for a bound sketch. */
     int (*emit)(const struct akg_sketch *sk, const akg_emit_request *req, akg_kernel_files *out,
                 char *err, size_t errlen);
-    /* The build command for files written in dir: a NULL-terminated argv (malloc'd array of
-     * malloc'd strings, freed with akg_argv_free), or *argv = NULL when there is nothing to
-     * build. config is the DSL's settings (compiler.cxx, compiler.flags). */
-    int (*build_argv)(const cJSON *config, const akg_kernel_files *files, const char *dir,
-                      char ***argv, char *err, size_t errlen);
+    /* The build command for req->files written in req->dir: a NULL-terminated argv (malloc'd
+     * array of malloc'd strings, freed with akg_argv_free), or *argv = NULL when there is
+     * nothing to build. */
+    int (*build_argv)(const akg_build_request *req, char ***argv, char *err, size_t errlen);
 } akg_backend;
 
 /* The backend registered for (name, dsl), or NULL. */

@@ -21,9 +21,11 @@ static int cpp_lower_only(const akg_sketch *sk, bool safe, char **src, char *err
 int akg_cpp_backend_emit(const akg_sketch *sk, const akg_emit_request *req,
                          akg_kernel_files *out, char *err, size_t errlen);
 
-static int cpp_build_argv(const cJSON *config, const akg_kernel_files *files, const char *dir,
-                          char ***argv_out, char *err, size_t errlen)
+static int cpp_build_argv(const akg_build_request *req, char ***argv_out, char *err, size_t errlen)
 {
+    const cJSON *config = req->config;
+    const akg_kernel_files *files = req->files;
+    const char *dir = req->dir;
     *argv_out = NULL;
     if (!files->library_filename)
         return AKG_OK;

@@ -6,7 +6,8 @@
  * akg/sketch_bind.h, then one ctypes call with the tensors' device pointers
  * and the current CUDA stream) and the library's name kernel_<hash12>.so,
  * hashed from the source so that a warm worker never loads a stale build.
- * build_argv runs nvcc: -O3 -arch=sm_<arch> -shared -Xcompiler -fPIC.
+ * build_argv runs nvcc: -O3 -arch=sm_<arch> -shared -Xcompiler -fPIC, the
+ * arch being the build request's (the task's).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,28 +120,38 @@ static int cuda_emit(const akg_sketch *sk, const akg_emit_request *req, akg_kern
     return AKG_OK;
 }
 
-/* The architecture nvcc builds for: config "arch" (the task's, where the caller puts it in the
- * settings), else compiler.arch, else sm_90; "sm_90a" and "90a" alike. */
-static const char *config_arch(const cJSON *config)
+/* The architecture nvcc builds for: the request's (the task's --arch, else the backend's
+ * default), else the settings' "arch", else compiler.arch, else sm_90; "sm_90a" and "90a"
+ * alike. The report names the task's arch, so the build honours it over config.yaml. */
+static const char *build_arch(const akg_build_request *req)
 {
+    if (req->arch && req->arch[0])
+        return req->arch;
+    const cJSON *config = req->config;
     const cJSON *a = cJSON_GetObjectItem(config, "arch");
     if (!cJSON_IsString(a))
         a = cJSON_GetObjectItem(cJSON_GetObjectItem(config, "compiler"), "arch");
     return cJSON_IsString(a) && a->valuestring[0] ? a->valuestring : "sm_90";
 }
 
-static int cuda_build_argv(const cJSON *config, const akg_kernel_files *files, const char *dir,
-                           char ***argv_out, char *err, size_t errlen)
+static int cuda_build_argv(const akg_build_request *req, char ***argv_out, char *err, size_t errlen)
 {
+    const cJSON *config = req->config;
+    const akg_kernel_files *files = req->files;
+    const char *dir = req->dir;
     *argv_out = NULL;
     if (!files->library_filename || !files->kernel_filename)
         return AKG_OK;
     const cJSON *comp = cJSON_GetObjectItem(config, "compiler");
     const cJSON *nvcc = cJSON_GetObjectItem(comp, "nvcc");
     const cJSON *flags = cJSON_GetObjectItem(comp, "flags");
-    const char *arch = config_arch(config);
+    const char *arch = build_arch(req);
     if (!strncmp(arch, "sm_", 3))
         arch += 3;
+    if (!*arch)
+        return akg_fail(err, errlen, AKG_EINVAL,
+                        "arch `%s`: names no NVIDIA architecture (sm_90, sm_90a, ...)",
+                        build_arch(req));
     for (const char *p = arch; *p; p++)
         if (!((*p >= '0' && *p <= '9') || *p == 'a' || *p == 'f'))
             return akg_fail(err, errlen, AKG_EINVAL,

@@ -111,10 +111,10 @@ static int triton_emit(const akg_sketch *sk, const akg_emit_request *req, akg_ke
     return AKG_OK;
 }
 
-static int triton_build_argv(const cJSON *config, const akg_kernel_files *files, const char *dir,
-                             char ***argv, char *err, size_t errlen)
+static int triton_build_argv(const akg_build_request *req, char ***argv, char *err,
+                             size_t errlen)
 {
-    (void)config, (void)files, (void)dir, (void)err, (void)errlen;
+    (void)req, (void)err, (void)errlen;
     *argv = NULL; /* Triton compiles at the first launch */
     return AKG_OK;
 }
