@@ -51,7 +51,15 @@ static void op_usage(FILE *f)
             "                         aarch64 on cpu; sm_90 (default), sm_90a, sm_80 ... on cuda\n"
             "  --dsl NAME             cpp (default, cpu) or triton_cuda (cuda)\n"
             "  --workflow NAME        default | coder_only | kernelgen_only | verifier_only |\n"
-            "                         design_only (default: the DSL config's default_workflow)\n"
+            "                         design_only | evolve | adaptive_search (default: the DSL\n"
+            "                         config's default_workflow). evolve and adaptive_search\n"
+            "                         search the design's tune() values from the default\n"
+            "                         design (candidate 0) and keep the fastest verified one\n"
+            "  --max-rounds N         evolve: rounds (default: config's evolve.max_rounds, 3)\n"
+            "  --parallel-num N       evolve: candidates a round (evolve.parallel_num, 4)\n"
+            "  --num-islands N        evolve: islands (evolve.num_islands, 2)\n"
+            "  --max-total-tasks N    adaptive_search: candidates in all, the default design\n"
+            "                         included (adaptive_search.max_total_tasks, 12)\n"
             "  --kernel FILE          verifier_only: the model_new.py to verify and profile\n"
             "  --sketch FILE          use this sketch as the design (the Designer is skipped):\n"
             "                         it must check and have a complete bind: section; a\n"
@@ -282,6 +290,9 @@ static void on_event(const akg_event *ev, void *user)
     case AKG_EVENT_LOG:
         fprintf(stderr, "[akg] %s\n", ev->message);
         break;
+    case AKG_EVENT_CANDIDATE:
+        fprintf(stderr, "[akg] %-7s %s\n", ev->stage ? ev->stage : "search", ev->message);
+        break;
     default:
         break;
     }
@@ -305,6 +316,8 @@ int cli_op(int argc, char **argv)
     const char *threads = NULL, *verify_timeout = NULL, *output = NULL, *max_step = NULL;
     const char *trials = NULL, *seed = NULL, *python = NULL, *store = NULL, *sketch = NULL;
     const char *design_check = NULL, *min_speedup = NULL, *sandbox = NULL, *profile_runs = NULL;
+    const char *max_rounds = NULL, *parallel_num = NULL, *num_islands = NULL;
+    const char *max_total_tasks = NULL;
     int help = 0, quiet = 0, json = 0;
     cli_flag flags[] = {
         {"framework", 1, &framework, NULL}, {"backend", 1, &backend, NULL},
@@ -318,6 +331,8 @@ int cli_op(int argc, char **argv)
         {"sketch", 1, &sketch, NULL},       {"design-check", 1, &design_check, NULL},
         {"min-speedup", 1, &min_speedup, NULL}, {"sandbox", 1, &sandbox, NULL},
         {"profile-runs", 1, &profile_runs, NULL},
+        {"max-rounds", 1, &max_rounds, NULL}, {"parallel-num", 1, &parallel_num, NULL},
+        {"num-islands", 1, &num_islands, NULL}, {"max-total-tasks", 1, &max_total_tasks, NULL},
         {"help", 0, NULL, &help},           {"quiet", 0, NULL, &quiet},
         {"json", 0, NULL, &json},           {NULL, 0, NULL, NULL},
     };
@@ -388,6 +403,31 @@ int cli_op(int argc, char **argv)
                     profile_runs, AKG_PROFILE_RUNS_MAX);
             return 2;
         }
+    }
+    struct {
+        const char *flag, *text;
+        int *into;
+        int max;
+    } counts[] = {{"max-rounds", max_rounds, NULL, 1000},
+                  {"parallel-num", parallel_num, NULL, 1000},
+                  {"num-islands", num_islands, NULL, 64},
+                  {"max-total-tasks", max_total_tasks, NULL, 4096}};
+    akg_search_options search = {0};
+    counts[0].into = &search.max_rounds;
+    counts[1].into = &search.parallel_num;
+    counts[2].into = &search.num_islands;
+    counts[3].into = &search.max_total_tasks;
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        if (!counts[i].text)
+            continue;
+        char *end = NULL;
+        long v = strtol(counts[i].text, &end, 10);
+        if (end == counts[i].text || *end || v < 1 || v > counts[i].max) {
+            fprintf(stderr, "akg_cli op: --%s %s: expected a whole number from 1 to %d\n",
+                    counts[i].flag, counts[i].text, counts[i].max);
+            return 2;
+        }
+        *counts[i].into = (int)v;
     }
     if (sandbox && strcmp(sandbox, "auto") && strcmp(sandbox, "bwrap") && strcmp(sandbox, "none")) {
         fprintf(stderr, "akg_cli op: --sandbox %s is not a sandbox mode; use auto, bwrap or none\n",
@@ -470,6 +510,7 @@ int cli_op(int argc, char **argv)
     jo.min_speedup = min_speedup_value;
     jo.min_speedup_set = min_speedup != NULL;
     jo.profile_runs = (int)profile_runs_value;
+    jo.search = search;
     int rc = akg_job_start(c.engine, &jo, on_event, &c, &c.job, err, sizeof err);
     if (rc != AKG_OK) {
         fprintf(stderr, "akg_cli op: %s\n", err);

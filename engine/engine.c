@@ -512,8 +512,9 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     }
     const char *workflow =
         opts->workflow ? opts->workflow : akg_config_string(config, "default_workflow", "default");
-    static const char *workflows[] = {"default",       "coder_only",  "kernelgen_only",
-                                      "verifier_only", "design_only", NULL};
+    static const char *workflows[] = {"default",         "coder_only",  "kernelgen_only",
+                                      "verifier_only",   "design_only", "evolve",
+                                      "adaptive_search", NULL};
     int known = 0;
     for (int i = 0; workflows[i]; i++)
         known |= strcmp(workflow, workflows[i]) == 0;
@@ -521,7 +522,7 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
         cJSON_Delete(config);
         return akg_fail(err, errlen, AKG_EUNSUPPORTED,
                         "unknown workflow '%s' (default, coder_only, kernelgen_only, "
-                        "verifier_only, design_only)",
+                        "verifier_only, design_only, evolve, adaptive_search)",
                         workflow);
     }
     if (strcmp(workflow, "verifier_only") == 0 && opts->sketch_path) {
@@ -594,6 +595,7 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
             j->warmup_times = j->run_times;
     }
     j->compiled_baseline = opts->compiled_baseline > 0;
+    j->search_opts = opts->search;
     j->seed = opts->seed ? opts->seed : (unsigned long long)(uv_hrtime() % 1000000007ULL);
     j->min_speedup = opts->min_speedup_set
                          ? opts->min_speedup

@@ -43,6 +43,8 @@ struct akg_engine {
     void *close_user;
 };
 
+typedef struct akg_search akg_search; /* workflows/search.c */
+
 typedef enum {
     JOB_QUEUED,
     JOB_PARSE,
@@ -114,6 +116,9 @@ struct akg_job {
     cJSON *best;
     int kept_step;          /* the candidate the job ended with (its files are the run's) */
     const char *search_end; /* why the search for a faster design ended (static), or NULL */
+
+    struct akg_search *search;      /* evolve, adaptive_search: the search under way, or NULL */
+    akg_search_options search_opts; /* their budgets from the job's options */
     akg_harness_req *hreq;
     akg_child *child;
     uv_timer_t kick;

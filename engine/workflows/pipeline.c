@@ -28,7 +28,10 @@
  * is that design's error, never answered with another design. Each stage is
  * announced by a STAGE event; a finished job writes report.json, records the
  * run in the store, and emits DONE. A failed write of either is an event, and
- * a report that could not be written ends the job as an error.
+ * a report that could not be written ends the job as an error. The search workflows (evolve,
+ * adaptive_search) take over once the default design is profiled (search.c): each of their
+ * candidates comes back through the stages below, and its end goes to the search, not to the
+ * Conductor.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,6 +48,7 @@
 #include "akg/sketch.h"
 #include "akg/sketch_file.h"
 #include "akg/sketch_json.h"
+#include "search.h"
 
 static void stage_probe(akg_job *j);
 static void stage_design(akg_job *j);
@@ -378,6 +382,10 @@ static void conductor_route(akg_job *j, const char *cls, const char *detail, con
                  "(sandbox.mode in config.yaml)",
                  detail && *detail ? detail : "no detail");
         job_finish(j, AKG_JOB_ERROR, "sandbox_error", msg);
+        return;
+    }
+    if (j->search) { /* a search's candidate: recorded, and the search goes on */
+        akg__search_candidate_failed(j, cls, detail);
         return;
     }
     if (!is_design_fault(cls)) {
@@ -951,6 +959,11 @@ static void on_coded(akg_code_answer *a, void *user)
         job_finish(j, AKG_JOB_CANCELLED, "cancelled", "cancelled");
         return;
     }
+    if ((a->status != AKG_OK || !a->files) && j->search) {
+        akg__search_candidate_failed(j, "unsupported",
+                                     a->message ? a->message : akg_strerror(a->status));
+        return;
+    }
     if ((a->status != AKG_OK || !a->files) && j->best) {
         finish_with_best(j, "the Coder could not lower the next design");
         return;
@@ -1285,6 +1298,10 @@ static void on_profiled(akg_job *j, const cJSON *ans)
         cJSON_AddItemToObject(cand, "design", cJSON_Duplicate(j->design_info, 1));
     cJSON_AddItemToArray(j->candidates, cand);
     akg__store_candidate(j, "pass", NULL, NULL, ans_num(ans, "ref_ms"), ans_num(ans, "kernel_ms"));
+    if (akg__search_workflow(j) && !profiled_interpreted(j)) {
+        akg__search_candidate_passed(j, cand, speedup);
+        return;
+    }
     conductor_judge_speed(j, cand, speedup);
 }
 
@@ -1324,6 +1341,7 @@ static void on_kick_finish(uv_timer_t *t)
                    : akg_job_status_name(j->final_status);
     akg__job_emit(j, &ev);
     cJSON_Delete(report);
+    akg__search_free(j);
     akg__job_finished(j);
 }
 
@@ -1398,4 +1416,46 @@ void akg__pipeline_cancel(akg_job *j)
     }
     uv_timer_stop(&j->kick);
     job_finish(j, AKG_JOB_CANCELLED, "cancelled", "cancelled");
+}
+
+/* ---------- the steps a search drives (search.h) ---------- */
+
+cJSON *akg__pipeline_snapshot(akg_job *j, double speedup, char *err, size_t errlen)
+{
+    return snapshot_candidate(j, speedup, err, errlen);
+}
+
+void akg__pipeline_finish_best(akg_job *j, const char *why)
+{
+    finish_with_best(j, why);
+}
+
+void akg__pipeline_finish(akg_job *j, akg_job_status status, const char *cls, const char *detail)
+{
+    job_finish(j, status, cls, detail);
+}
+
+void akg__pipeline_log(akg_job *j, akg_log_level level, const char *msg)
+{
+    emit_log(j, level, msg);
+}
+
+void akg__pipeline_run_candidate(akg_job *j)
+{
+    /* never over the user's own file when it is this run's sketch.sketch */
+    char *def = join_path(j->out_dir, "sketch.sketch");
+    int users = def && j->user_sketch_path && strcmp(def, j->user_sketch_path) == 0;
+    free(def);
+    if (write_out(j, users ? "candidate.sketch" : "sketch.sketch", j->sketch_text, &j->sketch_path))
+        return;
+    akg_event ev = {0};
+    ev.kind = AKG_EVENT_SKETCH;
+    ev.stage = "design";
+    ev.attempt = j->attempt;
+    ev.path = j->sketch_path;
+    ev.text = j->sketch_text;
+    ev.message = "sketch ready (a search's candidate)";
+    akg__job_emit(j, &ev);
+    if (!stopped(j))
+        stage_code(j);
 }

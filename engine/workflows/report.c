@@ -21,6 +21,7 @@
 #include "../internal.h"
 #include "akg/akg.h"
 #include "akg/harness.h"
+#include "search.h"
 
 static void emit_error(akg_job *j, const char *msg)
 {
@@ -245,6 +246,9 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
             cJSON_IsNumber(cJSON_GetObjectItem(c, "speedup")))
             cJSON_AddBoolToObject(c, "kept", 1);
     }
+    cJSON *search = akg__search_report(j);
+    if (search)
+        cJSON_AddItemToObject(r, "search", search);
     if (j->store_failures || !j->store_run)
         cJSON_AddStringToObject(r, "store_error", j->store_error);
     return r;

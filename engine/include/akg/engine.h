@@ -67,6 +67,14 @@ struct akg_store *akg_engine_store(akg_engine *engine);
 /* The most timed runs a profile may ask for (the harness's limit). */
 #define AKG_PROFILE_RUNS_MAX 100000
 
+/* The search workflows' budgets (evolve, adaptive_search); 0 takes the DSL config's evolve: and
+ * adaptive_search: sections, else the original AKG's defaults (3 rounds of 4 candidates on 2
+ * islands; 12 candidates in all). */
+typedef struct {
+    int max_rounds, parallel_num, num_islands; /* evolve */
+    int max_total_tasks;                       /* adaptive_search, the default design included */
+} akg_search_options;
+
 typedef struct {
     const char *reference_path; /* the KernelBench-form reference .py (required) */
     const char *framework;      /* "torch" */
@@ -74,7 +82,8 @@ typedef struct {
     const char *arch;           /* "x86_64", "aarch64", "h100", ... */
     const char *dsl;            /* its DSL; NULL: the first backend's */
     const char *workflow;       /* "default", "coder_only", "kernelgen_only", "verifier_only",
-                                   "design_only"; NULL: config's default_workflow */
+                                   "design_only", "evolve", "adaptive_search";
+                                   NULL: config's default_workflow */
     const char *kernel_path;    /* verifier_only: the model_new.py to check */
     const char *provider;       /* a name of the provider registry (akg/provider.h);
                                    NULL: "builtin" */
@@ -101,6 +110,7 @@ typedef struct {
     int profile_runs;           /* timed runs of the profile (1 to AKG_PROFILE_RUNS_MAX); 0: the
                                    config's profile_settings.run_times. Given, the warm-up is
                                    the config's warmup_times but at most profile_runs */
+    akg_search_options search;  /* evolve and adaptive_search */
 } akg_job_options;
 
 typedef enum {

@@ -1,0 +1,694 @@
+/*
+ * search.c: the search workflows `evolve` and `adaptive_search` (search.h), offline moves.
+ *
+ * A move is a sketch edit. The design's sketch names its tunable choices with tune(v0, v1, ...);
+ * the Coder lowers the first value. A candidate is a genome, one chosen value per tune(), and its
+ * sketch is the design's text with each tune(...) rewritten so that the chosen value comes first
+ * (the others stay, in their order: the file still says what could be chosen). Its text is parsed
+ * and checked like any design before it is lowered; one that does not check is recorded as failed
+ * and never lowered.
+ *
+ * Candidate 0 is the default design (every genome value 0), already profiled by the job's default
+ * path. The rules that pick the next genome are in search_rules.c:
+ *
+ *  - evolve: R rounds of P candidates, slot s of a round belongs to island s mod K; a child's
+ *    parent comes from its own island's elites with probability parent_selection_prob, else
+ *    from every verified candidate by tiers, and it takes each value from the parent or from an
+ *    inspiration (tiers of the ranking: top 30%, next 40%, rest), then one mutation; after every
+ *    migration_interval-th round each island's best joins the next island's elites.
+ *  - adaptive_search: the first initial_task_count candidates mutate the default design; after
+ *    that the parent is the verified candidate of highest UCB (rank quality + 1.414 *
+ *    sqrt(ln(N+1)/(n+1)) + a small random tie-break); the search stops at max_total_tasks
+ *    candidates or when the best-so-far has not gained over 2% in a window of 5, 3 times in a
+ *    row.
+ *
+ * A genome already tried is never run again: a repeated draw is redrawn, then the first untried
+ * genome after a random one is taken; when every combination has been tried the search ends.
+ * Candidates run one after another through the job's harness pool (the pool times one
+ * candidate at a time; a search on P workers is still to come). Each finished candidate is in
+ * the store at once (akg__store_candidate), so killing the search loses none; the report holds
+ * every candidate, its genome, parent, island and round, and the best-so-far curve.
+ *
+ * Settings: the DSL config's `evolve:` and `adaptive_search:` sections (the names above), then
+ * the job's options (akg_cli op --max-rounds, --parallel-num, --num-islands,
+ * --max-total-tasks), else the original's defaults.
+ */
+#include "search.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "akg/akg.h"
+#include "akg/config.h"
+#include "akg/sketch.h"
+#include "search_rules.h"
+
+#define SEARCH_MAX_TUNABLES 32
+#define SEARCH_MAX_CANDIDATES 4096
+#define SEARCH_REDRAWS 32
+
+typedef struct {
+    int genome[SEARCH_MAX_TUNABLES];
+    double score; /* speedup; < 0 until it passed */
+    int passed;
+    long parent; /* candidate index, -1 for the default design */
+    int island, round, step;
+    unsigned visits; /* times it was a parent (UCB) */
+} search_cand;
+
+struct akg_search {
+    int adaptive;
+    akg_evolve_params ev;
+    akg_adaptive_params ad;
+    int budget; /* candidates in all, the default design included */
+    akg_search_rng rng;
+    size_t n_tun;
+    char *tun_name[SEARCH_MAX_TUNABLES];
+    int n_choices[SEARCH_MAX_TUNABLES];
+    char **values[SEARCH_MAX_TUNABLES];                                    /* each value's text */
+    size_t span_start[SEARCH_MAX_TUNABLES], span_end[SEARCH_MAX_TUNABLES]; /* in base_text */
+    double space;                                                          /* genomes in all */
+    char *base_text;
+    cJSON *base_design;
+    search_cand *cands;
+    size_t n_cands;
+    akg_search_island islands[AKG_SEARCH_MAX_ISLANDS];
+    int round, slot; /* evolve: the round of the next candidate (1-based), its slot */
+    unsigned selections;
+    akg_search_convergence conv;
+    int converged;
+    double best;
+    long best_cand;
+    cJSON *curve; /* best-so-far speedup after each candidate */
+    const char *end;
+};
+
+int akg__search_workflow(const akg_job *j)
+{
+    return strcmp(j->workflow, "evolve") == 0 || strcmp(j->workflow, "adaptive_search") == 0;
+}
+
+static void search_destroy(akg_search *s)
+{
+    if (!s)
+        return;
+    for (size_t t = 0; t < s->n_tun; t++) {
+        free(s->tun_name[t]);
+        for (int c = 0; s->values[t] && c < s->n_choices[t]; c++)
+            free(s->values[t][c]);
+        free(s->values[t]);
+    }
+    free(s->base_text);
+    cJSON_Delete(s->base_design);
+    free(s->cands);
+    cJSON_Delete(s->curve);
+    free(s);
+}
+
+void akg__search_free(akg_job *j)
+{
+    search_destroy(j->search);
+    j->search = NULL;
+}
+
+/* The byte offset of (line, col), both 0-based, in text; (size_t)-1 past its end. */
+static size_t text_offset(const char *text, uint32_t line, uint32_t col)
+{
+    size_t off = 0;
+    for (uint32_t l = 0; l < line; l++) {
+        const char *nl = strchr(text + off, '\n');
+        if (!nl)
+            return (size_t)-1;
+        off = (size_t)(nl - text) + 1;
+    }
+    return off + col <= strlen(text) ? off + col : (size_t)-1;
+}
+
+static int setting(const akg_job *j, const char *key, int option, int fallback)
+{
+    if (option > 0)
+        return option;
+    return (int)akg_config_number(j->config, key, fallback);
+}
+
+/* Reads the settings and the design's tune() choices. Returns the state, or NULL with why
+ * (static text, or written into err) when there is nothing to search. */
+static akg_search *search_new(akg_job *j, char *err, size_t errlen)
+{
+    akg_search *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->adaptive = strcmp(j->workflow, "adaptive_search") == 0;
+    akg_evolve_params_default(&s->ev);
+    akg_adaptive_params_default(&s->ad);
+    const akg_search_options *o = &j->search_opts;
+    s->ev.max_rounds = setting(j, "evolve.max_rounds", o->max_rounds, s->ev.max_rounds);
+    s->ev.parallel_num = setting(j, "evolve.parallel_num", o->parallel_num, s->ev.parallel_num);
+    s->ev.num_islands = setting(j, "evolve.num_islands", o->num_islands, s->ev.num_islands);
+    s->ev.migration_interval = setting(j, "evolve.migration_interval", 0, s->ev.migration_interval);
+    s->ev.elite_size = setting(j, "evolve.elite_size", 0, s->ev.elite_size);
+    s->ev.parent_selection_prob =
+        akg_config_number(j->config, "evolve.parent_selection_prob", s->ev.parent_selection_prob);
+    s->ad.max_total_tasks =
+        setting(j, "adaptive_search.max_total_tasks", o->max_total_tasks, s->ad.max_total_tasks);
+    s->ad.initial_task_count =
+        setting(j, "adaptive_search.initial_task_count", 0, s->ad.initial_task_count);
+    s->ad.exploration_coef =
+        akg_config_number(j->config, "adaptive_search.exploration_coef", s->ad.exploration_coef);
+    s->ad.random_factor =
+        akg_config_number(j->config, "adaptive_search.random_factor", s->ad.random_factor);
+    s->ad.convergence_window =
+        setting(j, "adaptive_search.convergence_window", 0, s->ad.convergence_window);
+    s->ad.convergence_threshold = akg_config_number(
+        j->config, "adaptive_search.convergence_threshold", s->ad.convergence_threshold);
+    s->ad.patience = setting(j, "adaptive_search.patience", 0, s->ad.patience);
+    if (s->ev.num_islands < 1 || s->ev.num_islands > AKG_SEARCH_MAX_ISLANDS)
+        s->ev.num_islands = s->ev.num_islands < 1 ? 1 : AKG_SEARCH_MAX_ISLANDS;
+    if (s->ev.parallel_num < 1)
+        s->ev.parallel_num = 1;
+    if (s->ev.max_rounds < 0)
+        s->ev.max_rounds = 0;
+    long budget = s->adaptive ? s->ad.max_total_tasks
+                              : 1L + (long)s->ev.max_rounds * (long)s->ev.parallel_num;
+    s->budget = budget < 1                       ? 1
+                : budget > SEARCH_MAX_CANDIDATES ? SEARCH_MAX_CANDIDATES
+                                                 : (int)budget;
+    akg_search_rng_seed(&s->rng, j->seed);
+    akg_search_convergence_init(&s->conv, s->ad.convergence_window, s->ad.convergence_threshold,
+                                s->ad.patience);
+    s->round = 1;
+    s->best = -1;
+    s->best_cand = -1;
+    s->curve = cJSON_CreateArray();
+    s->base_text = akg_strdup(j->sketch_text);
+    s->base_design = j->design_info ? cJSON_Duplicate(j->design_info, 1) : cJSON_CreateObject();
+    s->cands = calloc((size_t)s->budget, sizeof *s->cands);
+    if (!s->curve || !s->base_text || !s->base_design || !s->cands) {
+        search_destroy(s);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    /* the tune() choices, and where each stands in the text */
+    s->space = 1;
+    size_t prev_end = 0;
+    for (size_t i = 0; i < akg_sketch_const_count(j->sketch); i++) {
+        size_t n = akg_sketch_const_candidate_count(j->sketch, i);
+        if (!akg_sketch_const_is_tunable(j->sketch, i) || n < 2)
+            continue;
+        if (s->n_tun == SEARCH_MAX_TUNABLES)
+            break; /* the rest keep their first value */
+        akg_sketch_span sp = akg_sketch_expr_span(akg_sketch_const_value(j->sketch, i));
+        size_t a = text_offset(s->base_text, sp.line, sp.col);
+        size_t b = text_offset(s->base_text, sp.end_line, sp.end_col);
+        if (a == (size_t)-1 || b == (size_t)-1 || b <= a || a < prev_end ||
+            strncmp(s->base_text + a, "tune", 4) != 0 || s->base_text[b - 1] != ')') {
+            snprintf(err, errlen,
+                     "the tune() of constexpr %s could not be found in the sketch's text (line "
+                     "%u), so it cannot be edited",
+                     akg_sketch_const_name(j->sketch, i), sp.line + 1);
+            search_destroy(s);
+            return NULL;
+        }
+        size_t t = s->n_tun++;
+        s->span_start[t] = a;
+        s->span_end[t] = b;
+        prev_end = b;
+        s->tun_name[t] = akg_strdup(akg_sketch_const_name(j->sketch, i));
+        s->n_choices[t] = (int)n;
+        s->values[t] = calloc(n, sizeof(char *));
+        int ok = s->tun_name[t] && s->values[t];
+        for (size_t c = 0; ok && c < n; c++)
+            ok = (s->values[t][c] = akg_sketch_expr_to_string(
+                      akg_sketch_const_candidate(j->sketch, i, c))) != NULL;
+        if (!ok) {
+            search_destroy(s);
+            snprintf(err, errlen, "out of memory");
+            return NULL;
+        }
+        s->space *= (double)n;
+    }
+    if (s->n_tun == 0) {
+        search_destroy(s);
+        snprintf(err, errlen, "the design has no tune() with more than one value to choose");
+        return NULL;
+    }
+    return s;
+}
+
+/* The sketch of genome g (the caller frees it), or NULL when out of memory. */
+static char *genome_text(const akg_search *s, const int *g)
+{
+    akg_buf b;
+    akg_buf_init(&b, 1u << 22);
+    size_t at = 0;
+    for (size_t t = 0; t < s->n_tun; t++) {
+        akg_buf_append(&b, s->base_text + at, s->span_start[t] - at);
+        akg_buf_appendf(&b, "tune(%s", s->values[t][g[t]]);
+        for (int c = 0; c < s->n_choices[t]; c++)
+            if (c != g[t])
+                akg_buf_appendf(&b, ", %s", s->values[t][c]);
+        akg_buf_puts(&b, ")");
+        at = s->span_end[t];
+    }
+    akg_buf_puts(&b, s->base_text + at);
+    if (akg_buf_status(&b) != AKG_OK || !b.data) {
+        akg_buf_free(&b);
+        return NULL;
+    }
+    return b.data; /* the buffer's text is the caller's now */
+}
+
+static cJSON *genome_json(const akg_search *s, const int *g)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (size_t t = 0; o && t < s->n_tun; t++) {
+        const char *v = s->values[t][g[t]];
+        char *end = NULL;
+        double x = strtod(v, &end);
+        if (end && *end == '\0')
+            cJSON_AddNumberToObject(o, s->tun_name[t], x);
+        else
+            cJSON_AddStringToObject(o, s->tun_name[t], v);
+    }
+    return o;
+}
+
+static int tried(const akg_search *s, const int *g)
+{
+    for (size_t i = 0; i < s->n_cands; i++)
+        if (memcmp(s->cands[i].genome, g, s->n_tun * sizeof(int)) == 0)
+            return 1;
+    return 0;
+}
+
+/* The first untried genome at or after a random one (mixed-radix order); 0 when every genome
+ * has been tried. */
+static int untried_genome(akg_search *s, int *g)
+{
+    for (size_t t = 0; t < s->n_tun; t++)
+        g[t] = (int)akg_search_rng_below(&s->rng, (size_t)s->n_choices[t]);
+    double limit = s->space < 1e6 ? s->space : 1e6;
+    for (double k = 0; k < limit; k++) {
+        if (!tried(s, g))
+            return 1;
+        for (size_t t = 0; t < s->n_tun; t++) { /* the next genome */
+            if (++g[t] < s->n_choices[t])
+                break;
+            g[t] = 0;
+        }
+    }
+    return 0;
+}
+
+/* The verified candidates' indices, best first (the lower index first among equals). */
+static size_t ranked(const akg_search *s, size_t *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_cands; i++) {
+        if (!s->cands[i].passed)
+            continue;
+        size_t at = n;
+        while (at > 0 && s->cands[out[at - 1]].score < s->cands[i].score) {
+            out[at] = out[at - 1];
+            at--;
+        }
+        out[at] = i;
+        n++;
+    }
+    return n;
+}
+
+static double *scores(const akg_search *s)
+{
+    double *sc = malloc((s->n_cands ? s->n_cands : 1) * sizeof *sc);
+    for (size_t i = 0; sc && i < s->n_cands; i++)
+        sc[i] = s->cands[i].passed ? s->cands[i].score : -1;
+    return sc;
+}
+
+/* Draws the next candidate's genome, parent, island and round into c. Returns 1, 0 when every
+ * genome has been tried, -1 when out of memory. */
+static int propose(akg_job *j, akg_search *s, search_cand *c)
+{
+    size_t *rank = malloc((s->n_cands ? s->n_cands : 1) * sizeof *rank);
+    double *sc = scores(s);
+    if (!rank || !sc) {
+        free(rank);
+        free(sc);
+        return -1;
+    }
+    size_t n_ranked = ranked(s, rank);
+    memset(c, 0, sizeof *c);
+    c->score = -1;
+    c->parent = 0;
+    if (!s->adaptive) {
+        if (s->slot == 0 && s->round > 1 &&
+            akg_search_migration_due(s->round - 1, s->ev.migration_interval)) {
+            int moved = akg_search_migrate(s->islands, s->ev.num_islands, sc, s->ev.elite_size);
+            char msg[200];
+            snprintf(msg, sizeof msg, "evolve: after round %d, %d elite%s migrated between islands",
+                     s->round - 1, moved, moved == 1 ? "" : "s");
+            akg__pipeline_log(j, AKG_LOG_INFO, msg);
+        }
+        c->island = s->slot % s->ev.num_islands;
+        c->round = s->round;
+    }
+    int found = 0;
+    for (int draw = 0; draw < SEARCH_REDRAWS && !found; draw++) {
+        long parent = 0;
+        if (s->adaptive) {
+            if ((int)s->n_cands >= s->ad.initial_task_count && n_ranked > 0) {
+                double *rs = malloc(n_ranked * sizeof *rs);
+                unsigned *rv = malloc(n_ranked * sizeof *rv);
+                if (!rs || !rv) {
+                    free(rs);
+                    free(rv);
+                    free(rank);
+                    free(sc);
+                    return -1;
+                }
+                for (size_t i = 0; i < n_ranked; i++) {
+                    rs[i] = s->cands[rank[i]].score;
+                    rv[i] = s->cands[rank[i]].visits;
+                }
+                long pick = akg_search_ucb_select(&s->rng, rs, rv, n_ranked, s->selections,
+                                                  s->ad.exploration_coef, s->ad.random_factor);
+                parent = pick >= 0 ? (long)rank[pick] : 0;
+                free(rs);
+                free(rv);
+            }
+            memcpy(c->genome, s->cands[parent].genome, sizeof c->genome);
+        } else {
+            int from_own = 0;
+            parent = akg_search_pick_parent(&s->rng, &s->islands[c->island],
+                                            s->ev.parent_selection_prob, rank, n_ranked, &from_own);
+            if (parent < 0)
+                parent = 0;
+            size_t insp;
+            if (akg_search_sample_tiers(&s->rng, n_ranked, 1, &insp) == 1 &&
+                (long)rank[insp] != parent)
+                akg_search_crossover(&s->rng, c->genome, s->cands[parent].genome,
+                                     s->cands[rank[insp]].genome, s->n_tun);
+            else
+                memcpy(c->genome, s->cands[parent].genome, sizeof c->genome);
+        }
+        akg_search_mutate(&s->rng, c->genome, s->n_tun, s->n_choices);
+        c->parent = parent;
+        found = !tried(s, c->genome);
+    }
+    if (!found) {
+        c->parent = -1; /* drawn from the untried ones, no parent's child */
+        found = untried_genome(s, c->genome);
+    }
+    if (found && s->adaptive && c->parent >= 0 && (int)s->n_cands >= s->ad.initial_task_count) {
+        s->cands[c->parent].visits++;
+        s->selections++;
+    }
+    if (found && !s->adaptive && ++s->slot == s->ev.parallel_num) {
+        s->slot = 0;
+        s->round++;
+    }
+    free(rank);
+    free(sc);
+    return found;
+}
+
+static void candidate_info(const akg_search *s, const search_cand *c, size_t index, cJSON *into)
+{
+    cJSON *o = cJSON_AddObjectToObject(into, "search");
+    if (!o)
+        return;
+    cJSON_AddNumberToObject(o, "candidate", (double)index);
+    cJSON_AddItemToObject(o, "tune", genome_json(s, c->genome));
+    if (index > 0)
+        cJSON_AddNumberToObject(o, "parent", (double)c->parent);
+    if (!s->adaptive) {
+        cJSON_AddNumberToObject(o, "island", c->island);
+        cJSON_AddNumberToObject(o, "round", index == 0 ? 0 : c->round);
+    }
+    cJSON_AddNumberToObject(o, "best_so_far", s->best > 0 ? s->best : 0);
+}
+
+static void next_candidate(akg_job *j);
+
+/* Records the end of the current candidate (the last of s->cands) and goes on. */
+static void candidate_done(akg_job *j, cJSON *entry, int passed, double speedup)
+{
+    akg_search *s = j->search;
+    size_t index = s->n_cands - 1;
+    search_cand *c = &s->cands[index];
+    c->passed = passed;
+    c->score = passed ? speedup : -1;
+    if (passed && speedup > s->best) {
+        char err[512];
+        cJSON *rec = akg__pipeline_snapshot(j, speedup, err, sizeof err);
+        if (!rec) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "the candidate could not be kept: %s", err);
+            akg__pipeline_finish(j, AKG_JOB_ERROR, "io_error", msg);
+            return;
+        }
+        cJSON_Delete(j->best);
+        j->best = rec;
+        cJSON_AddStringToObject(entry, "dir",
+                                cJSON_GetStringValue(cJSON_GetObjectItem(rec, "dir")));
+        s->best = speedup;
+        s->best_cand = (long)index;
+    }
+    if (passed && !s->adaptive) {
+        double *sc = scores(s);
+        if (!sc) {
+            akg__pipeline_finish(j, AKG_JOB_ERROR, "crash", "out of memory");
+            return;
+        }
+        if (index == 0) /* the default design seeds every island */
+            for (int i = 0; i < s->ev.num_islands; i++)
+                akg_search_island_offer(&s->islands[i], 0, sc, s->ev.elite_size);
+        else
+            akg_search_island_offer(&s->islands[c->island], index, sc, s->ev.elite_size);
+        free(sc);
+    }
+    candidate_info(s, c, index, entry);
+    cJSON_AddItemToArray(s->curve, cJSON_CreateNumber(s->best > 0 ? s->best : 0));
+    if (s->adaptive && akg_search_convergence_push(&s->conv, s->best > 0 ? s->best : 0))
+        s->converged = 1;
+    char msg[512];
+    if (passed)
+        snprintf(msg, sizeof msg, "%s: candidate %zu/%d: %.2fx; best so far %.2fx (candidate %ld)",
+                 j->workflow, index + 1, s->budget, speedup, s->best, s->best_cand);
+    else
+        snprintf(msg, sizeof msg, "%s: candidate %zu/%d failed (%s); best so far %.2fx",
+                 j->workflow, index + 1, s->budget,
+                 cJSON_GetStringValue(cJSON_GetObjectItem(entry, "error_class")), s->best);
+    akg_event ev = {0};
+    ev.kind = AKG_EVENT_CANDIDATE;
+    ev.stage = "search";
+    ev.attempt = j->attempt;
+    ev.max_attempts = s->budget;
+    ev.ok = passed;
+    ev.message = msg;
+    ev.data = entry;
+    akg__job_emit(j, &ev);
+    if (j->finishing)
+        return;
+    next_candidate(j);
+}
+
+void akg__search_candidate_passed(akg_job *j, cJSON *cand, double speedup)
+{
+    if (!j->search) {
+        /* candidate 0, the default design: the search starts from it */
+        char err[512];
+        akg_search *s = search_new(j, err, sizeof err);
+        if (!s) {
+            char msg[700];
+            snprintf(msg, sizeof msg, "%s: nothing to search: %s; the default design stands",
+                     j->workflow, err);
+            akg__pipeline_log(j, AKG_LOG_WARN, msg);
+            if (j->finishing)
+                return;
+            j->kept_step = j->attempt;
+            j->search_end = "nothing to search (no tune() choice in the design)";
+            akg__pipeline_finish(j, AKG_JOB_PASS, NULL, NULL);
+            return;
+        }
+        j->search = s;
+        j->max_step = j->attempt - 1 + s->budget; /* stage lines count the search's candidates */
+        s->cands[0].parent = -1;
+        s->cands[0].step = j->attempt;
+        s->n_cands = 1;
+        char msg[600];
+        if (s->adaptive)
+            snprintf(msg, sizeof msg,
+                     "adaptive_search: %zu tune() choice%s (%.0f designs); at most %d candidates "
+                     "(the default design is candidate 0), UCB c=%.3f, convergence: a gain over "
+                     "%.0f%% in %d, patience %d",
+                     s->n_tun, s->n_tun == 1 ? "" : "s", s->space, s->budget,
+                     s->ad.exploration_coef, s->ad.convergence_threshold * 100,
+                     s->ad.convergence_window, s->ad.patience);
+        else
+            snprintf(msg, sizeof msg,
+                     "evolve: %zu tune() choice%s (%.0f designs); %d rounds of %d candidates on "
+                     "%d islands, migration every %d rounds, %d elites (the default design is "
+                     "candidate 0)",
+                     s->n_tun, s->n_tun == 1 ? "" : "s", s->space, s->ev.max_rounds,
+                     s->ev.parallel_num, s->ev.num_islands, s->ev.migration_interval,
+                     s->ev.elite_size);
+        akg__pipeline_log(j, AKG_LOG_INFO, msg);
+        if (j->finishing)
+            return;
+    }
+    candidate_done(j, cand, 1, speedup);
+}
+
+void akg__search_candidate_failed(akg_job *j, const char *cls, const char *detail)
+{
+    cJSON *cand = cJSON_CreateObject();
+    if (!cand) {
+        akg__pipeline_finish(j, AKG_JOB_ERROR, "crash", "out of memory");
+        return;
+    }
+    cJSON_AddNumberToObject(cand, "step", j->attempt);
+    cJSON_AddStringToObject(cand, "status", "fail");
+    cJSON_AddStringToObject(cand, "error_class", cls);
+    cJSON_AddStringToObject(cand, "detail", detail ? detail : "");
+    if (j->design_info)
+        cJSON_AddItemToObject(cand, "design", cJSON_Duplicate(j->design_info, 1));
+    cJSON_AddItemToArray(j->candidates, cand);
+    akg__store_candidate(j, "fail", cls, detail ? detail : "", 0, 0);
+    candidate_done(j, cand, 0, 0);
+}
+
+/* Parses and checks text; 0, or -1 with the first diagnostics in err. *out is the checked
+ * sketch (the caller owns it). */
+static int check_text(const char *text, struct akg_sketch **out, char *err, size_t errlen)
+{
+    akg_sketch_diag_list *diags = akg_sketch_diag_list_new();
+    if (!diags) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    *out = NULL;
+    int rc = akg_sketch_parse(text, strlen(text), out, diags);
+    if (rc == 0 && akg_sketch_check(*out, diags) != 0)
+        rc = -1;
+    if (rc != 0) {
+        char *line = akg_sketch_diag_count(diags)
+                         ? akg_sketch_diag_format("sketch.sketch", akg_sketch_diag_at(diags, 0))
+                         : NULL;
+        snprintf(err, errlen, "the candidate's sketch does not check: %s",
+                 line ? line : "no diagnostic");
+        free(line);
+        akg_sketch_free(*out);
+        *out = NULL;
+    }
+    akg_sketch_diag_list_free(diags);
+    return rc;
+}
+
+static void next_candidate(akg_job *j)
+{
+    akg_search *s = j->search;
+    const char *why = NULL;
+    if ((int)s->n_cands >= s->budget)
+        why = s->adaptive ? "the search's candidates are spent (max_total_tasks)"
+                          : "the search's rounds are spent (max_rounds)";
+    else if (s->converged)
+        why = "the search converged: the best gained at most 2% over its last window, patience "
+              "spent";
+    search_cand c;
+    int found = why ? 0 : propose(j, s, &c);
+    if (found < 0) {
+        akg__pipeline_finish(j, AKG_JOB_ERROR, "crash", "out of memory");
+        return;
+    }
+    if (!why && !found)
+        why = "every combination of the design's tune() values was tried";
+    if (why) {
+        s->end = why;
+        akg__pipeline_finish_best(j, why);
+        return;
+    }
+    char *text = genome_text(s, c.genome);
+    if (!text) {
+        akg__pipeline_finish(j, AKG_JOB_ERROR, "crash", "out of memory");
+        return;
+    }
+    j->attempt++;
+    c.step = j->attempt;
+    s->cands[s->n_cands++] = c;
+    akg_kernel_files_free(&j->files); /* the last candidate's; this one has none yet */
+    free(j->sketch_text);
+    j->sketch_text = text;
+    cJSON_Delete(j->design_info);
+    j->design_info = cJSON_Duplicate(s->base_design, 1);
+    if (j->design_info) {
+        cJSON_DeleteItemFromObject(j->design_info, "tune");
+        cJSON_AddItemToObject(j->design_info, "tune", genome_json(s, c.genome));
+    }
+    akg_sketch_free(j->sketch);
+    j->sketch = NULL;
+    char err[1200];
+    if (check_text(text, &j->sketch, err, sizeof err) != 0) {
+        akg__search_candidate_failed(j, "design_error", err);
+        return;
+    }
+    j->safe_mode = 0;
+    akg__pipeline_run_candidate(j);
+}
+
+cJSON *akg__search_report(const akg_job *j)
+{
+    const akg_search *s = j->search;
+    if (!akg__search_workflow(j))
+        return NULL;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "workflow", j->workflow);
+    if (!s) {
+        cJSON_AddNumberToObject(o, "candidates", (double)cJSON_GetArraySize(j->candidates));
+        return o;
+    }
+    cJSON *p = cJSON_AddObjectToObject(o, "settings");
+    if (s->adaptive) {
+        cJSON_AddNumberToObject(p, "max_total_tasks", s->ad.max_total_tasks);
+        cJSON_AddNumberToObject(p, "initial_task_count", s->ad.initial_task_count);
+        cJSON_AddNumberToObject(p, "exploration_coef", s->ad.exploration_coef);
+        cJSON_AddNumberToObject(p, "random_factor", s->ad.random_factor);
+        cJSON_AddNumberToObject(p, "convergence_window", s->ad.convergence_window);
+        cJSON_AddNumberToObject(p, "convergence_threshold", s->ad.convergence_threshold);
+        cJSON_AddNumberToObject(p, "patience", s->ad.patience);
+    } else {
+        cJSON_AddNumberToObject(p, "max_rounds", s->ev.max_rounds);
+        cJSON_AddNumberToObject(p, "parallel_num", s->ev.parallel_num);
+        cJSON_AddNumberToObject(p, "num_islands", s->ev.num_islands);
+        cJSON_AddNumberToObject(p, "migration_interval", s->ev.migration_interval);
+        cJSON_AddNumberToObject(p, "elite_size", s->ev.elite_size);
+        cJSON_AddNumberToObject(p, "parent_selection_prob", s->ev.parent_selection_prob);
+    }
+    cJSON_AddNumberToObject(o, "seed", (double)j->seed);
+    cJSON *tun = cJSON_AddObjectToObject(o, "tunables");
+    for (size_t t = 0; tun && t < s->n_tun; t++) {
+        cJSON *vals = cJSON_AddArrayToObject(tun, s->tun_name[t]);
+        for (int c = 0; vals && c < s->n_choices[t]; c++)
+            cJSON_AddItemToArray(vals, cJSON_CreateString(s->values[t][c]));
+    }
+    cJSON_AddNumberToObject(o, "designs", s->space);
+    cJSON_AddNumberToObject(o, "candidates", (double)s->n_cands);
+    size_t passed = 0;
+    for (size_t i = 0; i < s->n_cands; i++)
+        passed += s->cands[i].passed;
+    cJSON_AddNumberToObject(o, "verified", (double)passed);
+    cJSON_AddNumberToObject(o, "best_candidate", (double)s->best_cand);
+    cJSON_AddNumberToObject(o, "best_speedup", s->best > 0 ? s->best : 0);
+    cJSON_AddNumberToObject(o, "default_speedup",
+                            s->n_cands && s->cands[0].passed ? s->cands[0].score : 0);
+    cJSON_AddItemToObject(o, "best_so_far", cJSON_Duplicate(s->curve, 1));
+    if (s->end)
+        cJSON_AddStringToObject(o, "end", s->end);
+    return o;
+}
