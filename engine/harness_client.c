@@ -25,6 +25,7 @@
 
 #include "akg/akg.h"
 #include "akg/harness.h"
+#include "providers/openai/openai.h"
 
 #define LINE_LIMIT ((size_t)64 << 20)
 #define STDERR_TAIL 12
@@ -456,6 +457,8 @@ static char **build_env(akg_harness *pool, int slot)
         for (int k = 0; overridden[k]; k++)
             if (strncmp(environ[i], overridden[k], strlen(overridden[k])) == 0)
                 skip = 1;
+        if (akg_openai_env_is_secret(environ[i]))
+            skip = 1; /* API keys never reach a worker or its candidates */
         if (!skip)
             env[o++] = akg_strdup(environ[i]);
     }
