@@ -3,7 +3,9 @@
 #
 #   scripts/setup.sh run    build (release) and generate a kernel for examples/softmax.py
 #                           on the embedded default: built-in provider, CPU backend, SQLite file
-#   scripts/setup.sh test   build (with AddressSanitizer and UBSan) and run every test (CTest)
+#   scripts/setup.sh test   build (with AddressSanitizer and UBSan) and run every test (CTest);
+#                           without a CUDA toolkit, nvcc from PyPI goes into .venv-nvcc
+#                           (backends/cuda/cuda/nvcc.lock, hash-pinned, about 400 MB)
 #   scripts/setup.sh deps   only install dependencies
 #   scripts/setup.sh torch2 also install PyTorch 2 from PyPI (bench/torch2/requirements.lock,
 #                           hash-pinned, about 5 GB) into .venv-torch2, for the optional
@@ -58,6 +60,30 @@ install_pinned_grammars() {
 install_test_packages() {
   npm_ci tests/lsp/node node_modules/vscode-jsonrpc
   npm_ci editor-clients/vscode node_modules/vscode-languageclient
+  # nvcc for sketch_compile_cuda where no CUDA toolkit is installed (the test then skips)
+  command -v nvcc >/dev/null 2>&1 || install_nvcc ||
+    say "nvcc could not be installed into .venv-nvcc; sketch_compile_cuda will be skipped"
+}
+
+install_nvcc() {
+  # PyPI's NVIDIA compiler wheels (about 400 MB unpacked), hash-pinned; all or nothing, as above.
+  local APT_PACKAGES=(python3-venv g++)
+  install_debian_packages
+  local venv="$ROOT/.venv-nvcc" lock="$ROOT/backends/cuda/cuda/nvcc.lock"
+  if cmp -s "$lock" "$venv/.installed-lock" && ls "$venv"/lib/python3*/site-packages/nvidia/cu*/bin/nvcc >/dev/null 2>&1; then
+    return 0
+  fi
+  rm -rf "$venv"
+  say "installing pinned nvcc ($lock) into $venv"
+  if /usr/bin/python3 -m venv "$venv" &&
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --no-cache-dir --require-hashes \
+      --no-deps -r "$lock" &&
+    "$venv"/lib/python3*/site-packages/nvidia/cu*/bin/nvcc --version >/dev/null; then
+    cp "$lock" "$venv/.installed-lock"
+    return 0
+  fi
+  rm -rf "$venv"
+  return 1
 }
 
 install_torch2() {

@@ -4,7 +4,8 @@
 # sm_90, as the backend's build does (-O3 -std=c++17 -shared -Xcompiler -fPIC). No GPU is
 # needed and nothing runs: it shows the emitted CUDA C compiles. nvcc is taken from $AKG_NVCC,
 # then PATH, then a venv with PyPI's nvidia-cuda-nvcc and nvidia-cuda-cccl wheels at
-# $AKG_SOURCE_DIR/.venv-nvcc; without one the test is skipped (exit 77) with a message.
+# $AKG_SOURCE_DIR/.venv-nvcc (scripts/setup.sh test makes it from nvcc.lock); without one the
+# test is skipped (exit 77) with a message.
 # A sketch the backend refuses is listed and not counted as a failure (test_cuda_c holds the
 # count that must lower); a kernel nvcc rejects fails the test.
 set -u
@@ -17,8 +18,8 @@ if [ -z "$nvcc" ] && [ -n "${AKG_SOURCE_DIR:-}" ]; then
   done
 fi
 if [ -z "$nvcc" ]; then
-  echo "skipped: nvcc is not installed (set AKG_NVCC, or: python3 -m venv .venv-nvcc &&" \
-       ".venv-nvcc/bin/pip install nvidia-cuda-nvcc nvidia-cuda-cccl)"
+  echo "skipped: nvcc is not installed (set AKG_NVCC, or let scripts/setup.sh test install" \
+       "the pinned wheels of backends/cuda/cuda/nvcc.lock into .venv-nvcc)"
   exit 77
 fi
 rm -rf "$work" && mkdir -p "$work" || exit 2
