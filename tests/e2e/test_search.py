@@ -1,0 +1,147 @@
+"""End to end: the search workflows on one small operator (ReLU) whose sketch has a tune()
+choice (BLOCK = tune(16384, 4096, 65536), tests/fixtures/sketches/relu.sketch).
+
+- evolve runs its candidates (the default design is candidate 0), stores each one, returns the
+  fastest verified one and never one slower than the default design's;
+- adaptive_search runs its candidates and reports its UCB settings and the best-so-far curve;
+- Ctrl-C mid-search keeps every finished candidate in the store.
+
+Small budgets (--max-rounds 1, --parallel-num 2, --max-total-tasks 3), two verification trials
+and five timed runs keep each run short on a shared machine."""
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import time
+import unittest
+
+from akgtest import CLI, REFS, SOURCE, CliTest
+
+RELU = os.path.join(REFS, "relu.py")
+SKETCH = os.path.join(SOURCE, "tests", "fixtures", "sketches", "relu.sketch")
+BRIEF = ["--trials", "2", "--profile-runs", "5", "--threads", "1", "--seed", "7"]
+
+
+def block_of(sketch_text):
+    """The BLOCK value the Coder takes: the first of its tune()."""
+    m = re.search(r"BLOCK\s*=\s*tune\(\s*(\d+)", sketch_text)
+    return int(m.group(1)) if m else None
+
+
+class SearchTest(CliTest):
+    def stored(self, run_dir):
+        """(step, status, sketch) of the store's candidates of the run written to run_dir."""
+        db = sqlite3.connect(os.path.join(self.dir, "akg.db"))
+        try:
+            rows = db.execute(
+                "SELECT c.step, c.status, c.sketch FROM candidates c JOIN runs r ON r.id = c.run_id"
+                " WHERE r.output_dir = ? ORDER BY c.step", (run_dir,)).fetchall()
+        finally:
+            db.close()
+        return rows
+
+    def check_search(self, report, run_dir, expected):
+        cands = report["candidates"]
+        self.assertEqual(len(cands), expected, json.dumps(cands, indent=1))
+        search = report["search"]
+        self.assertEqual(search["candidates"], expected)
+        values = search["tunables"]["BLOCK"]
+        self.assertEqual(sorted(values, key=int), ["4096", "16384", "65536"])
+        # every candidate is a distinct choice, candidate 0 the default design (the first value)
+        blocks = [c["search"]["tune"]["BLOCK"] for c in cands]
+        self.assertEqual(blocks[0], int(values[0]))
+        self.assertEqual(len(set(blocks)), len(blocks), blocks)
+        # each candidate is in the store with the sketch it was lowered from
+        rows = self.stored(run_dir)
+        self.assertEqual([r[0] for r in rows], [c["step"] for c in cands])
+        self.assertEqual([block_of(r[2]) for r in rows], blocks)
+        # the kept kernel is the fastest verified one, and no slower than the default design
+        passed = [c for c in cands if c["status"] == "pass"]
+        self.assertTrue(passed)
+        best = max(passed, key=lambda c: c["speedup"])
+        self.assertEqual(report["kept_step"], best["step"])
+        self.assertAlmostEqual(report["perf"]["speedup"], best["speedup"], places=9)
+        if cands[0]["status"] == "pass":
+            self.assertGreaterEqual(report["perf"]["speedup"], cands[0]["speedup"])
+        # the best-so-far curve: one point a candidate, never falling, ending at the kept one
+        curve = search["best_so_far"]
+        self.assertEqual(len(curve), expected)
+        self.assertTrue(all(a <= b for a, b in zip(curve, curve[1:])), curve)
+        self.assertAlmostEqual(curve[-1], best["speedup"], places=9)
+        # the run folder holds the kept candidate's sketch
+        with open(os.path.join(run_dir, "sketch.sketch")) as f:
+            self.assertEqual(block_of(f.read()), best["search"]["tune"]["BLOCK"])
+
+    def test_evolve(self):
+        with open(SKETCH) as f:
+            before = f.read()
+        p, report = self.op(RELU, "--workflow", "evolve", "--sketch", SKETCH, "--max-rounds", "1",
+                            "--parallel-num", "2", *BRIEF, name="evolve", timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        self.assertEqual(report["status"], "pass")
+        self.assertEqual(report["workflow"], "evolve")
+        self.assertEqual(report["search"]["settings"]["num_islands"], 2)
+        self.check_search(report, os.path.join(self.dir, "evolve"), 3)
+        islands = [c["search"]["island"] for c in report["candidates"][1:]]
+        self.assertEqual(islands, [0, 1])  # slot s of a round belongs to island s mod 2
+        self.assertIn("search  evolve: candidate 3/3", p.stderr)
+        with open(SKETCH) as f:
+            self.assertEqual(f.read(), before)  # the user's file is never edited
+
+    def test_adaptive_search(self):
+        p, report = self.op(RELU, "--workflow", "adaptive_search", "--max-total-tasks", "3",
+                            *BRIEF, name="adaptive", timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        self.assertEqual(report["workflow"], "adaptive_search")
+        settings = report["search"]["settings"]
+        self.assertEqual(settings["exploration_coef"], 1.414)
+        self.assertEqual(settings["max_total_tasks"], 3)
+        # the builtin design of ReLU: the same tune() as the fixture
+        self.check_search(report, os.path.join(self.dir, "adaptive"), 3)
+
+    def test_bad_budget(self):
+        p = self.akg("op", "--workflow", "evolve", "--max-rounds", "0", RELU)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--max-rounds 0: expected a whole number", p.stderr)
+
+    def test_ctrl_c_keeps_finished_candidates(self):
+        out = os.path.join(self.dir, "cancelled")
+        proc = subprocess.Popen(
+            [CLI, "op", "--workflow", "evolve", "--sketch", SKETCH, "--max-rounds", "3",
+             "--parallel-num", "4", *BRIEF, "--output", out, RELU],
+            cwd=self.dir, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True)
+        finished = 0
+        lines = []
+        deadline = time.time() + 400
+        try:
+            for line in proc.stderr:
+                lines.append(line)
+                if re.search(r"search  evolve: candidate \d+/\d+", line):
+                    finished += 1
+                    if finished == 2:
+                        break
+                if time.time() > deadline:
+                    break
+            self.assertEqual(finished, 2, "".join(lines[-40:]))
+            os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends to the terminal's group
+            _, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(proc.returncode, 130, err[-3000:])
+        rows = self.stored(out)
+        finished_rows = [r for r in rows if r[1] in ("pass", "fail")]
+        self.assertGreaterEqual(len(finished_rows), 2, rows)
+        self.assertEqual(len({block_of(r[2]) for r in finished_rows}), len(finished_rows))
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        self.assertEqual(report["status"], "cancelled")
+        self.assertGreaterEqual(len(report["candidates"]), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
