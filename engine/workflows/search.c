@@ -82,6 +82,7 @@ struct akg_search {
     long best_cand;
     cJSON *curve; /* best-so-far speedup after each candidate */
     const char *end;
+    char end_text[200]; /* why it ended, when the reason has numbers in it */
 };
 
 int akg__search_workflow(const akg_job *j)
@@ -596,9 +597,13 @@ static void next_candidate(akg_job *j)
     if ((int)s->n_cands >= s->budget)
         why = s->adaptive ? "the search's candidates are spent (max_total_tasks)"
                           : "the search's rounds are spent (max_rounds)";
-    else if (s->converged)
-        why = "the search converged: the best gained at most 2% over its last window, patience "
-              "spent";
+    else if (s->converged) {
+        snprintf(s->end_text, sizeof s->end_text,
+                 "the search converged: the best gained at most %.0f%% over a window of %d "
+                 "candidates, %d times in a row",
+                 s->ad.convergence_threshold * 100, s->ad.convergence_window, s->ad.patience);
+        why = s->end_text;
+    }
     search_cand c;
     int found = why ? 0 : propose(j, s, &c);
     if (found < 0) {
