@@ -1440,6 +1440,23 @@ void akg__pipeline_log(akg_job *j, akg_log_level level, const char *msg)
     emit_log(j, level, msg);
 }
 
+void akg__pipeline_profile(akg_job *j, const char *model_new_path,
+                           void (*fn)(akg_job *j, const cJSON *ans))
+{
+    emit_stage(j, "profile", "timing %s again against the reference: %d warm-up, %d runs",
+               model_new_path, j->warmup_times, j->run_times);
+    if (stopped(j))
+        return;
+    cJSON *req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "op", "profile");
+    cJSON_AddStringToObject(req, "reference", j->reference_path);
+    cJSON_AddStringToObject(req, "kernel", model_new_path);
+    cJSON_AddNumberToObject(req, "warmup", j->warmup_times);
+    cJSON_AddNumberToObject(req, "runs", j->run_times);
+    cJSON_AddNumberToObject(req, "seed", (double)(j->seed % 1000000007ULL));
+    submit(j, req, fn);
+}
+
 void akg__pipeline_run_candidate(akg_job *j)
 {
     /* never over the user's own file when it is this run's sketch.sketch */

@@ -22,6 +22,10 @@
  *    candidates or when the best-so-far has not gained over 2% in a window of 5, 3 times in a
  *    row.
  *
+ * When the search ends with a best other than the default design, both are timed again (the
+ * same profile, one after the other); the best is kept only when it is still the faster, so
+ * one lucky timing does not make a kernel slower than the default design the answer.
+ *
  * A genome already tried is never run again: a repeated draw is redrawn, then the first untried
  * genome after a random one is taken; when every combination has been tried the search ends.
  * Candidates run one after another through the job's harness pool (the pool times one
@@ -83,6 +87,10 @@ struct akg_search {
     cJSON *curve; /* best-so-far speedup after each candidate */
     const char *end;
     char end_text[200]; /* why it ended, when the reason has numbers in it */
+    /* the confirmation: the best and the default design timed again before the search ends */
+    cJSON *default_rec; /* candidate 0's kept copy (as akg__pipeline_snapshot made it) */
+    cJSON *confirm;     /* the second timings, for the report */
+    char confirm_path[4096];
 };
 
 int akg__search_workflow(const akg_job *j)
@@ -104,6 +112,8 @@ static void search_destroy(akg_search *s)
     cJSON_Delete(s->base_design);
     free(s->cands);
     cJSON_Delete(s->curve);
+    cJSON_Delete(s->default_rec);
+    cJSON_Delete(s->confirm);
     free(s);
 }
 
@@ -458,6 +468,8 @@ static void candidate_done(akg_job *j, cJSON *entry, int passed, double speedup)
                                 cJSON_GetStringValue(cJSON_GetObjectItem(rec, "dir")));
         s->best = speedup;
         s->best_cand = (long)index;
+        if (index == 0)
+            s->default_rec = cJSON_Duplicate(rec, 1);
     }
     if (passed && !s->adaptive) {
         double *sc = scores(s);
@@ -590,6 +602,77 @@ static int check_text(const char *text, struct akg_sketch **out, char *err, size
     return rc;
 }
 
+static double answer_speedup(const cJSON *ans)
+{
+    const cJSON *v = cJSON_GetObjectItem(ans, "speedup");
+    return cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok")) && cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+static int set_confirm_path(akg_search *s, const cJSON *rec)
+{
+    const char *dir = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "dir"));
+    const char *name =
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "files"), "model_new"));
+    if (!dir || !name)
+        return -1;
+    int n = snprintf(s->confirm_path, sizeof s->confirm_path, "%s/%s", dir, name);
+    return n > 0 && (size_t)n < sizeof s->confirm_path ? 0 : -1;
+}
+
+/* The second timings are in: the best stays only when it is still faster than the default
+ * design (a first timing's luck is not a faster kernel). */
+static void on_confirmed_default(akg_job *j, const cJSON *ans)
+{
+    akg_search *s = j->search;
+    double best = cJSON_GetNumberValue(cJSON_GetObjectItem(s->confirm, "best_speedup"));
+    double def = answer_speedup(ans);
+    cJSON_AddNumberToObject(s->confirm, "default_speedup", def);
+    int keep_default = def > 0 && !(best > def);
+    cJSON_AddStringToObject(s->confirm, "kept", keep_default ? "default" : "best");
+    if (keep_default) {
+        snprintf(s->end_text, sizeof s->end_text,
+                 "%s; timed again, candidate %ld (%.2fx) was not faster than the default design "
+                 "(%.2fx), which is kept",
+                 s->end, s->best_cand, best, def);
+        s->end = s->end_text;
+        cJSON_Delete(j->best);
+        j->best = cJSON_Duplicate(s->default_rec, 1);
+        s->best_cand = 0;
+        s->best = s->cands[0].score;
+    }
+    akg__pipeline_finish_best(j, s->end);
+}
+
+static void on_confirmed_best(akg_job *j, const cJSON *ans)
+{
+    akg_search *s = j->search;
+    cJSON_AddNumberToObject(s->confirm, "best_speedup", answer_speedup(ans));
+    if (set_confirm_path(s, s->default_rec) != 0) {
+        akg__pipeline_finish_best(j, s->end);
+        return;
+    }
+    akg__pipeline_profile(j, s->confirm_path, on_confirmed_default);
+}
+
+/* Ends the search: a best other than the default design is timed again, with the default
+ * design, before it is kept (on_confirmed_default decides). */
+static void search_finish(akg_job *j)
+{
+    akg_search *s = j->search;
+    if (s->best_cand <= 0 || !s->default_rec || !j->best) {
+        akg__pipeline_finish_best(j, s->end);
+        return;
+    }
+    cJSON_Delete(s->confirm);
+    s->confirm = cJSON_CreateObject();
+    if (!s->confirm || set_confirm_path(s, j->best) != 0) {
+        akg__pipeline_finish_best(j, s->end);
+        return;
+    }
+    cJSON_AddNumberToObject(s->confirm, "candidate", (double)s->best_cand);
+    akg__pipeline_profile(j, s->confirm_path, on_confirmed_best);
+}
+
 static void next_candidate(akg_job *j)
 {
     akg_search *s = j->search;
@@ -614,7 +697,7 @@ static void next_candidate(akg_job *j)
         why = "every combination of the design's tune() values was tried";
     if (why) {
         s->end = why;
-        akg__pipeline_finish_best(j, why);
+        search_finish(j);
         return;
     }
     char *text = genome_text(s, c.genome);
@@ -693,6 +776,8 @@ cJSON *akg__search_report(const akg_job *j)
     cJSON_AddNumberToObject(o, "default_speedup",
                             s->n_cands && s->cands[0].passed ? s->cands[0].score : 0);
     cJSON_AddItemToObject(o, "best_so_far", cJSON_Duplicate(s->curve, 1));
+    if (s->confirm)
+        cJSON_AddItemToObject(o, "confirmation", cJSON_Duplicate(s->confirm, 1));
     if (s->end)
         cJSON_AddStringToObject(o, "end", s->end);
     return o;

@@ -42,5 +42,9 @@ void akg__pipeline_finish(akg_job *job, akg_job_status status, const char *cls, 
  * build, Verifier and profile follow as for any design. */
 void akg__pipeline_run_candidate(akg_job *job);
 void akg__pipeline_log(akg_job *job, akg_log_level level, const char *msg);
+/* Profiles the kernel model_new_path (a kept candidate's copy) against the reference again, with
+ * the job's warm-up and runs; fn gets the harness's answer (a cancelled job never calls it). */
+void akg__pipeline_profile(akg_job *job, const char *model_new_path,
+                           void (*fn)(akg_job *job, const cJSON *ans));
 
 #endif
