@@ -19,6 +19,7 @@ import unittest
 
 from akgtest import CLI, REFS, SOURCE, CliTest
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 RELU = os.path.join(REFS, "relu.py")
 SKETCH = os.path.join(SOURCE, "tests", "fixtures", "sketches", "relu.sketch")
 BRIEF = ["--trials", "2", "--profile-runs", "5", "--threads", "1", "--seed", "7"]
@@ -99,6 +100,26 @@ class SearchTest(CliTest):
         self.assertIn("search  evolve: candidate 3/3", p.stderr)
         with open(SKETCH) as f:
             self.assertEqual(f.read(), before)  # the user's file is never edited
+
+    def test_failed_candidate_recorded_never_returned(self):
+        sketch = os.path.join(HERE, "search_sketches", "relu_bad_choice.sketch")
+        p, report = self.op(RELU, "--workflow", "evolve", "--sketch", sketch, "--max-rounds", "1",
+                            "--parallel-num", "2", *BRIEF, name="bad", timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        run_dir = os.path.join(self.dir, "bad")
+        cands = report["candidates"]
+        self.assertEqual(len(cands), 3)
+        zero = [c for c in cands if c["search"]["tune"]["BLOCK"] == 0]
+        self.assertEqual(len(zero), 1, cands)
+        self.assertEqual(zero[0]["status"], "fail")
+        self.assertEqual(zero[0]["error_class"], "design_error")
+        self.assertIn("range() step must be positive", zero[0]["detail"])
+        self.assertNotEqual(report["kept_step"], zero[0]["step"])
+        stored = {r[0]: r[1] for r in self.stored(run_dir)}
+        self.assertEqual(stored[zero[0]["step"]], "fail")
+        self.assertEqual(report["search"]["verified"], 2)
+        with open(os.path.join(run_dir, "sketch.sketch")) as f:
+            self.assertNotEqual(block_of(f.read()), 0)
 
     def test_adaptive_search(self):
         p, report = self.op(RELU, "--workflow", "adaptive_search", "--max-total-tasks", "3",
