@@ -8,7 +8,7 @@
 #include "akg/backend.h"
 
 /* The registration list: X(device_dsl) names the backend's `akg_backend akg_backend_<device_dsl>`. */
-#define AKG_BACKENDS(X) X(cpu_cpp) X(cuda_triton_cuda) X(cuda_cuda)
+#define AKG_BACKENDS(X) X(cpu_cpp) X(cuda_triton_cuda) X(cuda_cuda) X(ascend_triton_ascend)
 
 #define AKG_BACKEND_DECLARE(name) extern const akg_backend akg_backend_##name;
 #define AKG_BACKEND_ENTRY(name) &akg_backend_##name,

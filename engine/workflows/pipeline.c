@@ -223,16 +223,38 @@ static void on_answer(const cJSON *ans, void *user)
     fn(j, ans);
 }
 
+/* The harness pool a job's requests go to: its target's device kind, or the CPU's for a job
+ * that runs no candidate (kernelgen_only, design_only) on a machine without the target's
+ * runtime (akg_backend.runtime_missing): the probe's shapes, dtypes and op graph, and the design
+ * check in the reference interpreter, do not depend on the device. */
+static const char *harness_kind(const akg_job *j)
+{
+    if ((wf(j, "kernelgen_only") || wf(j, "design_only")) && j->be->runtime_missing &&
+        j->be->runtime_missing())
+        return "cpu";
+    return j->be->device_kind;
+}
+
+/* An unverified job's reason, as a log event (the report says it too: unverified_reason). */
+static void log_unverified(akg_job *j)
+{
+    const char *missing = j->be->runtime_missing ? j->be->runtime_missing() : NULL;
+    char msg[600];
+    snprintf(msg, sizeof msg, "not verified: the %s workflow ends before verification%s%s",
+             j->workflow, missing ? "; " : "", missing ? missing : "");
+    emit_log(j, AKG_LOG_INFO, msg);
+}
+
 /* Sends req to the harness pool of the job's device kind. */
 static void submit(akg_job *j, cJSON *req, answer_fn fn)
 {
     char err[512];
-    akg_harness *pool = akg__engine_harness(j->engine, j->be->device_kind, err, sizeof err);
+    const char *kind = harness_kind(j);
+    akg_harness *pool = akg__engine_harness(j->engine, kind, err, sizeof err);
     if (!pool) {
         cJSON_Delete(req);
         char msg[700];
-        snprintf(msg, sizeof msg, "the harness for %s is not available: %s", j->be->device_kind,
-                 err);
+        snprintf(msg, sizeof msg, "the harness for %s is not available: %s", kind, err);
         job_finish(j, AKG_JOB_ERROR, "crash", msg);
         return;
     }
@@ -691,6 +713,7 @@ static void stage_probe(akg_job *j)
 static void after_design_check(akg_job *j)
 {
     if (wf(j, "design_only")) {
+        log_unverified(j);
         job_finish(j, AKG_JOB_UNVERIFIED, NULL, NULL);
         return;
     }
@@ -1026,6 +1049,7 @@ static void stage_code(akg_job *j)
 static void after_build(akg_job *j)
 {
     if (wf(j, "kernelgen_only")) {
+        log_unverified(j);
         job_finish(j, AKG_JOB_UNVERIFIED, NULL, NULL);
         return;
     }

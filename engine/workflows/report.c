@@ -101,6 +101,14 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
     cJSON_AddStringToObject(r, "workflow", j->workflow);
     cJSON_AddStringToObject(r, "provider", j->provider);
     cJSON_AddStringToObject(r, "status", akg_job_status_name(status));
+    if (status == AKG_JOB_UNVERIFIED) {
+        /* why nothing was verified: the workflow, and where the target cannot run here, that */
+        const char *missing = j->be && j->be->runtime_missing ? j->be->runtime_missing() : NULL;
+        char why[600];
+        snprintf(why, sizeof why, "the %s workflow ends before verification%s%s", j->workflow,
+                 missing ? "; " : "", missing ? missing : "");
+        cJSON_AddStringToObject(r, "unverified_reason", why);
+    }
     cJSON_AddNumberToObject(r, "run_id", (double)j->id);
     cJSON_AddNumberToObject(r, "seed", (double)(j->seed % 1000000007ULL));
     cJSON_AddNumberToObject(r, "attempts", j->attempt);

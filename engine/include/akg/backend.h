@@ -71,6 +71,12 @@ typedef struct akg_backend {
      * array of malloc'd strings, freed with akg_argv_free), or *argv = NULL when there is
      * nothing to build. */
     int (*build_argv)(const akg_build_request *req, char ***argv, char *err, size_t errlen);
+    /* Optional. NULL when this machine can run the target's kernels, else why it cannot, for a
+     * person ("no ... runtime on this machine"): a cheap check of the machine (a file or two, no
+     * process), so the loop may call it. A job that runs no candidate (kernelgen_only,
+     * design_only) then probes on the CPU and its report says why it is unverified. A NULL
+     * hook: the runtime is taken as present (the harness answers otherwise). */
+    const char *(*runtime_missing)(void);
 } akg_backend;
 
 /* The backend registered for (name, dsl), or NULL. */

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "akg/akg.h"
+#include "akg/backend.h"
 #include "akg/sketch.h"
 
 #define TT_MAXR 8
@@ -83,8 +84,30 @@ typedef struct {
 
 typedef struct tt_chunk tt_chunk;
 
+/* What differs between the Triton targets that share this lowering (the per-target hook):
+ * cuda/triton_cuda (tt_backend.c) and ascend/triton_ascend (backends/ascend/triton_ascend/).
+ * The kernels' text is the same Triton; the targets differ in the runtime around it. */
+typedef struct {
+    const char *label;       /* "cuda/triton_cuda": named in the module's first line */
+    const char *emitter;     /* "triton_cuda": named in messages */
+    const char *imports;     /* lines after `import torch` ("import torch_npu\n"), or "" */
+    long block_limit;        /* the largest extent _akg_p2 accepts for a block dimension */
+    const char *block_owner; /* "Triton's": whose limit that is, in the error */
+    long const_pad_limit;    /* 0, or the largest constant padded extent (refused above) */
+    bool core_bound;         /* programs are bound to physical cores: the grid is at most the
+                                core count and each program loops over the flattened
+                                iterations (grid-stride) */
+    bool nontemporal_store;  /* `nontemporal` stores get cache_modifier=".cs" */
+    /* model_new.py: the lines that import the device's runtime and set _AKG_DEVICE */
+    const char *model_device;
+} tt_target;
+
+/* The cuda/triton_cuda target (tt_backend.c). */
+extern const tt_target tt_target_cuda;
+
 typedef struct {
     const akg_sketch *sk;
+    const tt_target *target;
     char *err;
     size_t errlen;
     int status; /* sticky: the first failure wins */
@@ -202,6 +225,14 @@ void tt_kernel_stmts(tt_ctx *C, const akg_sketch_stmt *const *stmts, size_t n);
 void tt_kernel_stmt(tt_ctx *C, const akg_sketch_stmt *st);
 /* A `slow` tile allocated on the host (a scratch tensor) read whole as a block. */
 tt_val *tt_scratch_value(tt_ctx *C, tt_name *n);
+
+/* ---- tt_backend.c: shared by the Triton targets ---- */
+/* Lowers sk for target: *out malloc'd, or AKG_EUNSUPPORTED with the sketch line. */
+int tt_lower_target(const tt_target *target, const akg_sketch *sk, const char *source, char **out,
+                    char *err, size_t errlen);
+/* kernel_<hash12>.py and model_new.py for target (akg_backend.emit). */
+int tt_emit_target(const tt_target *target, const akg_sketch *sk, const akg_emit_request *req,
+                   akg_kernel_files *out, char *err, size_t errlen);
 
 /* ---- tt_plan.c ---- */
 /* The whole module (kernels and akg_kernel) into out. */

@@ -553,10 +553,10 @@ static tt_val *call_value(tt_ctx *C, const akg_sketch_expr *e, size_t n)
     const tt_op *op = tt_op_find(fn);
     if (!op) {
         tt_fail_expr(C, e,
-                     "'%s' is not lowered by the triton_cuda emitter yet (milestone 1: "
+                     "'%s' is not lowered by the %s emitter yet (milestone 1: "
                      "elementwise operations, casts, where, comparisons, reductions, arange, "
                      "fill, gather of rank-1 tiles, softmax)",
-                     fn);
+                     fn, C->target->emitter);
         return NULL;
     }
     int nargs = tt_op_nargs(op);
@@ -717,7 +717,8 @@ tt_val *tt_value(tt_ctx *C, const akg_sketch_expr *e)
     }
     if (k == AKG_SKETCH_EXPR_CALL)
         return call_value(C, e, akg_sketch_expr_item_count(e));
-    tt_fail_expr(C, e, "'%s' is not a value the triton_cuda emitter lowers", tt_expr_text(C, e));
+    tt_fail_expr(C, e, "'%s' is not a value the %s emitter lowers", tt_expr_text(C, e),
+                 C->target->emitter);
     return NULL;
 }
 

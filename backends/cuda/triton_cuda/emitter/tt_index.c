@@ -520,11 +520,26 @@ static int64_t next_pow2(int64_t v)
     return p;
 }
 
+/* A constant padded extent within the target's limit (none for cuda/triton_cuda). */
+static bool pad_within_limit(tt_ctx *C, int64_t p, const akg_sketch_expr *at)
+{
+    long limit = C->target->const_pad_limit;
+    if (!limit || p <= limit)
+        return true;
+    tt_fail_expr(C, at,
+                 "tile extent '%s' pads to a block of %lld elements, above %s block limit "
+                 "(%ld): tile it in the sketch (a loop over smaller tiles)",
+                 tt_expr_text(C, at), (long long)p, C->target->block_owner, limit);
+    return false;
+}
+
 bool tt_dim(tt_ctx *C, const akg_sketch_expr *e, const char **pad, const char **ext)
 {
     int64_t v;
     if (tt_const_value(C, e, &v)) {
         int64_t p = next_pow2(v < 1 ? 1 : v);
+        if (!pad_within_limit(C, p, e))
+            return false;
         *pad = tt_strf(C, "%lld", (long long)p);
         *ext = v == p ? NULL : tt_strf(C, "%lld", (long long)(v < 0 ? 0 : v));
         return true;
@@ -545,6 +560,8 @@ bool tt_dim(tt_ctx *C, const akg_sketch_expr *e, const char **pad, const char **
     char *end;
     long long k = strtoll(h, &end, 10);
     if (*h && !*end) {
+        if (!pad_within_limit(C, next_pow2(k < 1 ? 1 : k), e))
+            return false;
         *pad = tt_strf(C, "%lld", (long long)next_pow2(k < 1 ? 1 : k));
         return true;
     }
@@ -560,6 +577,8 @@ bool tt_dim_range(tt_ctx *C, const akg_sketch_expr *start, const akg_sketch_expr
         return tt_dim(C, stop, pad, ext);
     if (tt_const_value(C, start, &a) && tt_const_value(C, stop, &b)) {
         int64_t v = b - a, p = next_pow2(v < 1 ? 1 : v);
+        if (!pad_within_limit(C, p, stop))
+            return false;
         *pad = tt_strf(C, "%lld", (long long)p);
         *ext = v == p ? NULL : tt_strf(C, "%lld", (long long)(v < 0 ? 0 : v));
         return true;
@@ -586,6 +605,8 @@ bool tt_dim_range(tt_ctx *C, const akg_sketch_expr *start, const akg_sketch_expr
     char *end;
     long long k = strtoll(h, &end, 10);
     if (*h && !*end) {
+        if (!pad_within_limit(C, next_pow2(k < 1 ? 1 : k), stop))
+            return false;
         *pad = tt_strf(C, "%lld", (long long)next_pow2(k < 1 ? 1 : k));
         return true;
     }

@@ -437,7 +437,7 @@ static void do_store(tt_ctx *C, const akg_sketch_stmt *st)
                 stream = true;
         }
     tt_line(C, "tl.store(%s, %s%s%s%s)", ptr, val, mask ? ", mask=" : "", mask ? mask : "",
-            stream ? ", cache_modifier=\".cs\"" : "");
+            stream && C->target->nontemporal_store ? ", cache_modifier=\".cs\"" : "");
     if (!was_stored(C, m->name) && C->n_stored < sizeof C->stored / sizeof C->stored[0])
         C->stored[C->n_stored++] = m->name;
 }
@@ -503,10 +503,10 @@ static void do_call(tt_ctx *C, const akg_sketch_stmt *st)
         dst = akg_sketch_expr_item(call, n - 1);
     if (!op || !dst || akg_sketch_expr_get_kind(dst) != AKG_SKETCH_EXPR_NAME) {
         tt_fail(C, st,
-                "the call statement '%s(...)' is not lowered by the triton_cuda emitter yet "
+                "the call statement '%s(...)' is not lowered by the %s emitter yet "
                 "(milestone 1 lowers destination-form elementwise calls only; gemm/dot need "
                 "tl.dot tiles of at least 16 and unpacked operands)",
-                fn);
+                fn, C->target->emitter);
         return;
     }
     size_t given = akg_sketch_expr_kwarg(call, "dst") ? n : n - 1;
