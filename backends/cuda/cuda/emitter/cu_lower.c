@@ -80,6 +80,35 @@ static int count_defs(const akg_sketch_stmt *const *stmts, size_t n, const char 
     return c;
 }
 
+/* Whether name is written inside a loop among stmts (before a new alloc of it): a value
+ * defined before that loop is carried from one iteration to the next. */
+static bool written_in_loop(const akg_sketch_stmt *const *stmts, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++) {
+        const akg_sketch_stmt *st = stmts[i];
+        akg_sketch_stmt_kind kind = akg_sketch_stmt_get_kind(st);
+        if (kind == AKG_SKETCH_STMT_ALLOC && !strcmp(akg_sketch_alloc_name(st), name))
+            return false;
+        if (kind != AKG_SKETCH_STMT_FOR && kind != AKG_SKETCH_STMT_IF)
+            continue;
+        for (int w = 0; w < 2; w++) {
+            size_t m = akg_sketch_stmt_body_count(st, w);
+            const akg_sketch_stmt **b = malloc((m + 1) * sizeof *b);
+            if (!b)
+                return false;
+            for (size_t k = 0; k < m; k++)
+                b[k] = akg_sketch_stmt_body_at(st, w, k);
+            bool stop = false;
+            bool hit = kind == AKG_SKETCH_STMT_FOR ? count_defs(b, m, name, &stop) > 0
+                                                   : written_in_loop(b, m, name);
+            free(b);
+            if (hit)
+                return true;
+        }
+    }
+    return false;
+}
+
 /* ---- statements inside a kernel ---- */
 
 typedef struct {
@@ -202,6 +231,20 @@ static void define_tile(cu_ctx *C, const char *name, cu_node *v, const akg_sketc
     cu_bind *nb = cu_bind_new(C, name, CB_VALUE);
     if (!nb)
         return;
+    if (cur_list && written_in_loop(cur_list->stmts + cur_list->i + 1,
+                                    cur_list->n - cur_list->i - 1, name)) {
+        /* an accumulator without an alloc (`acc = fill(...)`, `bv = t0`, then `acc = f(acc)`
+         * in a loop): kept as an accumulator alloc's tile, a uniform register when it is one
+         * element, else a per-block buffer, and written in place by the loop */
+        akg_dtype dt = shape && shape->dt != AKG_DTYPE_UNKNOWN ? shape->dt
+                       : v->weak ? (cu_is_float(v->dt) ? AKG_DTYPE_F32 : v->dt)
+                                 : v->dt;
+        int rank = shape ? shape->rank : v->rank;
+        nb->node = cu_materialize(C, v, dt);
+        nb->node->rank = rank;
+        nb->mat = true;
+        return;
+    }
     if (cu_all_unit(v) && v->kind != CN_LOAD && v->kind != CN_LIT) {
         akg_dtype dt = shape && shape->dt != AKG_DTYPE_UNKNOWN ? shape->dt
                        : v->weak ? (cu_is_float(v->dt) ? AKG_DTYPE_F32 : v->dt)
