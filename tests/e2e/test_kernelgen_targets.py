@@ -76,6 +76,15 @@ class KernelgenTargetsTest(CliTest):
         detail = report["error"]["detail"]
         self.assertRegex(detail, r"sketch\.sketch:\d+:\d+: ")
 
+    def test_tilelang_activation(self):
+        p, report = self.generate("cuda", "tilelang_cuda", "activation/gelu.py", "tl_gelu")
+        paths = self.check_unverified(p, report, "cuda", "tilelang_cuda",
+                                      None if HAS_GPU else "TileLang needs a CUDA GPU")
+        with open(paths["kernel"]) as f:
+            kernel = f.read()
+        self.assertIn("@T.prim_func", kernel)
+        self.assertIn("T.Parallel(", kernel)
+
 
 if __name__ == "__main__":
     unittest.main()
