@@ -1,5 +1,10 @@
 """End-to-end tests of the matmul, conv and pool families: the real akg_cli designs, lowers,
-builds, verifies and profiles a kernel for each small reference in refs/."""
+builds, verifies and profiles a kernel for each small reference in refs/.
+
+The job keeps its first verified kernel, timed briefly (--min-speedup 0 --profile-runs 5): what is
+checked is the Designer's first design of each family and its verification, not whether a faster
+design exists on this machine today (the search is e2e_SlowKernelTest's and the engine's routing
+tests')."""
 
 import json
 import os
@@ -13,7 +18,8 @@ CLI = os.environ.get("AKG_CLI", "akg_cli")
 
 def run_op(ref: str, out_dir: str) -> dict:
     proc = subprocess.run(
-        [CLI, "op", "--quiet", "--json", "--trials", "3", "--output", out_dir,
+        [CLI, "op", "--quiet", "--json", "--trials", "3", "--min-speedup", "0", "--profile-runs", "5",
+         "--output", out_dir,
          os.path.join(HERE, "refs", ref + ".py")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
     try:

@@ -44,9 +44,10 @@ class FamilyOpsTest(unittest.TestCase):
         env = dict(os.environ, AKG_STORE=os.path.join(cls.tmp.name, name + ".db"),
                    AKG_PYTHON=PYTHON, AKG_HOME=SOURCE)
         # --min-speedup 0: the first verified design is kept (what is checked is that it
-        # verifies, not whether a faster one exists on this machine today)
+        # verifies, not whether a faster one exists on this machine today), so a brief profile
+        # (--profile-runs 5) is enough: nothing here reads its speed
         p = subprocess.run([CLI, "op", "--quiet", "--json", "--output", out, "--min-speedup", "0",
-                            os.path.join(REFS, name + ".py")],
+                            "--profile-runs", "5", os.path.join(REFS, name + ".py")],
                            cwd=cls.tmp.name, env=env, capture_output=True, text=True, timeout=300)
         report = None
         if os.path.exists(os.path.join(out, "report.json")):
