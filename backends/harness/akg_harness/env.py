@@ -45,6 +45,10 @@ def parse_device(text: Optional[str]) -> torch.device:
         return torch.device("cpu")
     if re.fullmatch(r"cuda:\d+", text):
         return torch.device(text)
+    if re.fullmatch(r"npu:\d+", text):
+        raise ValueError(f"device {text!r}: the harness verifies and times on cpu and cuda:N only; "
+                         "an Ascend NPU's kernels (triton_ascend) are generated with --workflow "
+                         "kernelgen_only and reported unverified")
     raise ValueError(f"unknown device {text!r}: expected cpu or cuda:N")
 
 

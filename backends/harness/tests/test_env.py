@@ -7,7 +7,20 @@ import unittest
 from harness_client import HARNESS_DIR, Worker
 
 sys.path.insert(0, HARNESS_DIR)
+from akg_harness.env import parse_device  # noqa: E402
 from akg_harness.envinfo import expected_coretype  # noqa: E402
+
+
+class ParseDeviceTest(unittest.TestCase):
+    def test_devices(self) -> None:
+        self.assertEqual(str(parse_device("cpu")), "cpu")
+        self.assertEqual(str(parse_device("cuda:1")), "cuda:1")
+        with self.assertRaises(ValueError) as ctx:
+            parse_device("npu:0")
+        self.assertIn("--workflow kernelgen_only", str(ctx.exception))  # what works instead
+        with self.assertRaises(ValueError) as ctx:
+            parse_device("gpu0")
+        self.assertIn("expected cpu or cuda:N", str(ctx.exception))
 
 
 class ExpectedCoretypeTest(unittest.TestCase):
