@@ -602,6 +602,71 @@ static int check_text(const char *text, struct akg_sketch **out, char *err, size
     return rc;
 }
 
+/* search_curve.svg in the run folder: the best-so-far speedup after each candidate, the default
+ * design's level dashed. A failure to write it is a warning; the report holds the same curve. */
+static void write_curve_svg(akg_job *j)
+{
+    akg_search *s = j->search;
+    int n = cJSON_GetArraySize(s->curve);
+    if (n < 1 || !j->out_dir)
+        return;
+    double top = 0;
+    for (int i = 0; i < n; i++) {
+        double v = cJSON_GetNumberValue(cJSON_GetArrayItem(s->curve, i));
+        top = v > top ? v : top;
+    }
+    top = top > 0 ? top * 1.1 : 1;
+    const double w = 480, h = 240, left = 48, bottom = 32, right = 12, upper = 24;
+    const double pw = w - left - right, ph = h - bottom - upper;
+    akg_buf b;
+    akg_buf_init(&b, 1u << 20);
+    akg_buf_appendf(&b,
+                    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                    "font-family=\"sans-serif\" font-size=\"11\">\n"
+                    "<text x=\"%.0f\" y=\"16\">%s: best speedup so far, %d candidates</text>\n"
+                    "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#444\"/>\n"
+                    "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#444\"/>\n"
+                    "<text x=\"4\" y=\"%.0f\">%.2fx</text><text x=\"4\" y=\"%.0f\">0</text>\n",
+                    w, h, left, j->workflow, n, left, upper, left, h - bottom, left, h - bottom,
+                    w - right, h - bottom, upper + 4, top, h - bottom);
+    double def = s->cands[0].passed ? s->cands[0].score : 0;
+    if (def > 0)
+        akg_buf_appendf(&b,
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
+                        "stroke-dasharray=\"4 3\"/>\n",
+                        left, h - bottom - ph * def / top, w - right, h - bottom - ph * def / top);
+    akg_buf_puts(&b, "<polyline fill=\"none\" stroke=\"#1565c0\" stroke-width=\"2\" points=\"");
+    for (int i = 0; i < n; i++) {
+        double v = cJSON_GetNumberValue(cJSON_GetArrayItem(s->curve, i));
+        double x = left + (n > 1 ? pw * i / (n - 1) : pw / 2);
+        akg_buf_appendf(&b, "%s%.1f,%.1f", i ? " " : "", x, h - bottom - ph * v / top);
+    }
+    akg_buf_puts(&b, "\"/>\n</svg>\n");
+    char err[512] = "out of memory";
+    char *path = NULL;
+    size_t len = strlen(j->out_dir) + sizeof "/search_curve.svg";
+    if (akg_buf_status(&b) == AKG_OK && b.data && (path = malloc(len)) != NULL) {
+        snprintf(path, len, "%s/search_curve.svg", j->out_dir);
+        if (akg_write_file(path, b.data, b.len, err, sizeof err) == AKG_OK)
+            *err = '\0';
+    }
+    if (*err) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "the search's curve could not be drawn: %s", err);
+        akg__pipeline_log(j, AKG_LOG_WARN, msg);
+    }
+    free(path);
+    akg_buf_free(&b);
+}
+
+/* Ends the job with job->best, the curve drawn next to report.json. */
+static void search_end_job(akg_job *j)
+{
+    write_curve_svg(j);
+    if (!j->finishing)
+        akg__pipeline_finish_best(j, j->search->end);
+}
+
 static double answer_speedup(const cJSON *ans)
 {
     const cJSON *v = cJSON_GetObjectItem(ans, "speedup");
@@ -629,6 +694,13 @@ static void on_confirmed_default(akg_job *j, const cJSON *ans)
     cJSON_AddNumberToObject(s->confirm, "default_speedup", def);
     int keep_default = def > 0 && !(best > def);
     cJSON_AddStringToObject(s->confirm, "kept", keep_default ? "default" : "best");
+    char msg[300];
+    snprintf(msg, sizeof msg, "%s: timed again: candidate %ld %.2fx, the default design %.2fx: %s",
+             j->workflow, s->best_cand, best, def,
+             keep_default ? "the default design is kept" : "the candidate is kept");
+    akg__pipeline_log(j, AKG_LOG_INFO, msg);
+    if (j->finishing)
+        return;
     if (keep_default) {
         snprintf(s->end_text, sizeof s->end_text,
                  "%s; timed again, candidate %ld (%.2fx) was not faster than the default design "
@@ -640,7 +712,7 @@ static void on_confirmed_default(akg_job *j, const cJSON *ans)
         s->best_cand = 0;
         s->best = s->cands[0].score;
     }
-    akg__pipeline_finish_best(j, s->end);
+    search_end_job(j);
 }
 
 static void on_confirmed_best(akg_job *j, const cJSON *ans)
@@ -648,7 +720,7 @@ static void on_confirmed_best(akg_job *j, const cJSON *ans)
     akg_search *s = j->search;
     cJSON_AddNumberToObject(s->confirm, "best_speedup", answer_speedup(ans));
     if (set_confirm_path(s, s->default_rec) != 0) {
-        akg__pipeline_finish_best(j, s->end);
+        search_end_job(j);
         return;
     }
     akg__pipeline_profile(j, s->confirm_path, on_confirmed_default);
@@ -660,13 +732,13 @@ static void search_finish(akg_job *j)
 {
     akg_search *s = j->search;
     if (s->best_cand <= 0 || !s->default_rec || !j->best) {
-        akg__pipeline_finish_best(j, s->end);
+        search_end_job(j);
         return;
     }
     cJSON_Delete(s->confirm);
     s->confirm = cJSON_CreateObject();
     if (!s->confirm || set_confirm_path(s, j->best) != 0) {
-        akg__pipeline_finish_best(j, s->end);
+        search_end_job(j);
         return;
     }
     cJSON_AddNumberToObject(s->confirm, "candidate", (double)s->best_cand);

@@ -43,7 +43,14 @@ class SearchTest(CliTest):
             db.close()
         return rows
 
-    def check_search(self, report, run_dir, expected):
+    def check_search(self, report, run_dir, expected, stderr):
+        try:
+            self.check_search_report(report, run_dir, expected)
+        except Exception as e:  # the run's words with any surprise, to tell why
+            raise AssertionError("%r\nreport: %s\nstderr: %s" % (
+                e, json.dumps(report)[-4000:], stderr[-4000:])) from e
+
+    def check_search_report(self, report, run_dir, expected):
         cands = report["candidates"]
         self.assertEqual(len(cands), expected, json.dumps(cands, indent=1))
         search = report["search"]
@@ -81,6 +88,12 @@ class SearchTest(CliTest):
         self.assertEqual(len(curve), expected)
         self.assertTrue(all(a <= b for a, b in zip(curve, curve[1:])), curve)
         self.assertAlmostEqual(curve[-1], max(c["speedup"] for c in passed), places=9)
+        # the curve drawn next to the report: one point a candidate
+        with open(os.path.join(run_dir, "search_curve.svg")) as f:
+            svg = f.read()
+        points = re.search(r'<polyline[^>]*points="([^"]*)"', svg)
+        self.assertIsNotNone(points, svg)
+        self.assertEqual(len(points.group(1).split()), expected)
         # the run folder holds the kept candidate's sketch
         with open(os.path.join(run_dir, "sketch.sketch")) as f:
             self.assertEqual(block_of(f.read()), best["search"]["tune"]["BLOCK"])
@@ -94,7 +107,7 @@ class SearchTest(CliTest):
         self.assertEqual(report["status"], "pass")
         self.assertEqual(report["workflow"], "evolve")
         self.assertEqual(report["search"]["settings"]["num_islands"], 2)
-        self.check_search(report, os.path.join(self.dir, "evolve"), 3)
+        self.check_search(report, os.path.join(self.dir, "evolve"), 3, p.stderr)
         islands = [c["search"]["island"] for c in report["candidates"][1:]]
         self.assertEqual(islands, [0, 1])  # slot s of a round belongs to island s mod 2
         self.assertIn("search  evolve: candidate 3/3", p.stderr)
@@ -130,7 +143,7 @@ class SearchTest(CliTest):
         self.assertEqual(settings["exploration_coef"], 1.414)
         self.assertEqual(settings["max_total_tasks"], 3)
         # the builtin design of ReLU: the same tune() as the fixture
-        self.check_search(report, os.path.join(self.dir, "adaptive"), 3)
+        self.check_search(report, os.path.join(self.dir, "adaptive"), 3, p.stderr)
 
     def test_bad_budget(self):
         p = self.akg("op", "--workflow", "evolve", "--max-rounds", "0", RELU)
