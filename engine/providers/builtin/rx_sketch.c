@@ -41,7 +41,7 @@ static const char *const reserved[] = {
     "symbols", "tensors", "constexpr", "params", "for",   "in",    "if",    "elif",   "else",
     "pass",    "and",     "or",        "not",    "True",  "False", "None",  "min",    "max",
     "ceil",    "sum",     "exp",       "log",    "abs",   "sqrt",  "where", "cast",   "fill",
-    "gather",  "arange",  "transpose", NULL};
+    "gather",  "arange",  "transpose", "pt",     "pv",    "pk",    "mc",    "kc",     NULL};
 
 static int is_reserved(const char *n)
 {

@@ -386,8 +386,167 @@ int rx_reduce_sketch_gpu(rx_sk *s, const char *what)
     return AKG_OK;
 }
 
+/* ---------- rowmap ---------- */
+
+/* Whether e reads an element of one of Model's tensors ({"p": k}). */
+static int reads_param(const cJSON *e)
+{
+    if (!cJSON_IsObject(e))
+        return 0;
+    if (cJSON_GetObjectItem(e, "p"))
+        return 1;
+    const cJSON *a;
+    cJSON_ArrayForEach(a, cJSON_GetObjectItem(e, "a")) if (reads_param(a)) return 1;
+    return 0;
+}
+
+/* Model's tensors' tiles of the map over `ext` elements from `from` along D (names n_t). */
+static void load_param_tiles(rx_sk *s, const char *ind, const char *ext, const char *region,
+                             char names[][RX_NAME + 8])
+{
+    for (int k = 0; k < s->n_p; k++)
+        akg_buf_appendf(s->b, "%s%s = alloc([%s])\n%sload(%s[%s] -> %s)\n", ind, names[k], ext, ind,
+                        s->pt[k], region, names[k]);
+}
+
+/* The map of row o over [a, a + ext) in BLK pieces (`lo` the start of the run). */
+static void map_chunks(rx_sk *s, const char *ind, const char *lo, const char *hi,
+                       const char **ptiles, char names[][RX_NAME + 8])
+{
+    char in2[64], ext[128], a[128], region[400], pregion[400];
+    snprintf(in2, sizeof in2, "%s  ", ind);
+    if (!strcmp(lo, "0")) {
+        akg_buf_appendf(s->b, "%sfor q in range(0, %s, BLK):\n", ind, hi);
+        snprintf(ext, sizeof ext, "min(BLK, %s - q)", hi);
+        snprintf(a, sizeof a, "q");
+    } else {
+        akg_buf_appendf(s->b, "%sfor q in range(0, %s - %s, BLK):\n", ind, hi, lo);
+        snprintf(ext, sizeof ext, "min(BLK, %s - %s - q)", hi, lo);
+        snprintf(a, sizeof a, "%s + q", lo);
+    }
+    snprintf(region, sizeof region, "o, %s:%s + %s, 0", a, a, ext);
+    snprintf(pregion, sizeof pregion, "%s:%s + %s", a, a, ext);
+    rx_load_inputs(s, in2, ext, region);
+    load_param_tiles(s, in2, ext, pregion, names);
+    rx_map_store(s, in2, ptiles, region);
+}
+
 int rx_rowmap_sketch_gpu(rx_sk *s, const char *what)
 {
-    (void)what;
-    return rx_fail(s, "no GPU row map yet");
+    rx_stat_list st;
+    int rc = rx_read_stats(s, &st);
+    if (rc)
+        return rc;
+    for (int k = 0; k < st.n; k++) {
+        if (rx_argx(st.mode[k]))
+            return rx_fail(s, "an index statistic (%s) inside an elementwise map", st.mode[k]);
+        if (reads_param(st.expr[k]))
+            return rx_fail(s, "a statistic of Model's tensors (the GPU writer reads only inputs)");
+    }
+    if (!cJSON_GetObjectItem(s->p, "out"))
+        return rx_fail(s, "a row map without an output expression");
+    akg_buf *b = s->b;
+    char dims[64], head[512];
+    rx_dims_comment(s, dims, sizeof dims);
+    snprintf(head, sizeof head,
+             "%s;\n# statistics over %s, the inputs viewed as [O, D, I] with D that run of "
+             "dims\n# (O, D, I are run-time sizes); designed for a GPU: many programs",
+             what, dims);
+    rx_head(s, head, "O, D, I");
+    akg_buf_puts(b, "  tensors: ");
+    rx_input_tensors(s);
+    for (int k = 0; k < s->n_p; k++)
+        akg_buf_appendf(b, "%s[D]: f32; ", s->pt[k]);
+    akg_buf_puts(b, "y[O, D, I]: f32\n");
+    gpu_constexprs(s);
+    rx_params_line(s);
+    rx_bind_inputs(s);
+    if (s->n_p) {
+        char shape[160];
+        int at = snprintf(shape, sizeof shape, "[");
+        for (int i = s->d0; i < s->d1 && at < (int)sizeof shape - 8; i++)
+            at +=
+                snprintf(shape + at, sizeof shape - (size_t)at, "%sA%d", i > s->d0 ? ", " : "", i);
+        snprintf(shape + at, sizeof shape - (size_t)at, "]");
+        akg_buf_puts(b, "  bind: ");
+        rx_bind_tensors(s, shape);
+        akg_buf_puts(b, "\n");
+    }
+    akg_buf_puts(b, "  bind: y = output(0, ");
+    rx_dims(s);
+    akg_buf_puts(b, ")");
+    rx_bind_dim(s);
+    rx_bind_scalars(s);
+    akg_buf_puts(b, "\n\n");
+
+    const char *ptiles[RX_MAX_P], *col_p[RX_MAX_P];
+    char pw[RX_MAX_P][RX_NAME + 8], pc[RX_MAX_P][RX_NAME + 8];
+    for (int k = 0; k < s->n_p; k++) {
+        snprintf(pw[k], sizeof pw[k], "%s_t", s->pt[k]);
+        snprintf(pc[k], sizeof pc[k], "%s_d", s->pt[k]);
+        ptiles[k] = pw[k];
+        col_p[k] = pc[k];
+    }
+    /* ---- contiguous rows ---- */
+    akg_buf_puts(b, "  if I == 1:\n    if D <= 16384:\n"
+                    "      # short rows: one row per program, the row in one block: its "
+                    "statistics, then the map\n");
+    par(s, "      ");
+    akg_buf_puts(b, "      for o in range(0, O):\n");
+    row_whole(s, &st, "        ");
+    rx_row_values(s, &st, "        ");
+    load_param_tiles(s, "        ", "D", ":", pw);
+    rx_map_store(s, "        ", ptiles, "o, :, 0");
+    akg_buf_puts(b, "    elif O >= 256:\n      # many long rows: one row per program, the "
+                    "statistics BLK elements at a time, then the map\n");
+    par(s, "      ");
+    akg_buf_puts(b, "      for o in range(0, O):\n");
+    row_chunks(s, &st, "        ", "0", "D");
+    rx_row_values(s, &st, "        ");
+    map_chunks(s, "        ", "0", "D", ptiles, pw);
+    akg_buf_puts(b, "    else:\n      # few long rows: the statistics of P parts of each row, "
+                    "one program each; a second\n      # launch combines them for each part "
+                    "and maps that part\n");
+    part_tiles(s, &st, "      ", "[O, P]");
+    par(s, "      ");
+    akg_buf_puts(b, "      for o in range(0, O):\n");
+    par(s, "        ");
+    akg_buf_puts(b, "        for p in range(0, P):\n");
+    part_bounds(s, "          ");
+    row_chunks(s, &st, "          ", "lo", "hi");
+    part_stores(s, &st, "          ", "o, p:p + 1");
+    par(s, "      ");
+    akg_buf_puts(b, "      for o in range(0, O):\n");
+    par(s, "        ");
+    akg_buf_puts(b, "        for p in range(0, P):\n");
+    part_combine(s, &st, "          ", "[P]", "o, :");
+    rx_row_values(s, &st, "          ");
+    part_bounds(s, "          ");
+    map_chunks(s, "          ", "lo", "hi", ptiles, pw);
+
+    /* ---- strided ---- */
+    akg_buf_puts(b, "  else:\n    # CH columns of one outer row per program: the statistics of "
+                    "each column over the D rows,\n    # then the map\n");
+    par(s, "    ");
+    akg_buf_puts(b, "    for o in range(0, O):\n");
+    par(s, "      ");
+    akg_buf_puts(b, "      for c in range(0, I, CH):\n");
+    const char *ind = "        ";
+    for (int k = 0; k < st.n; k++)
+        acc_init(s, st.mode[k], k, ind, "[min(CH, I - c)]", "0");
+    akg_buf_appendf(b, "%sfor r in range(0, D):\n", ind);
+    rx_load_inputs(s, "          ", "min(CH, I - c)", "o, r, c:c + min(CH, I - c)");
+    for (int k = 0; k < s->n_p; k++)
+        akg_buf_appendf(b, "          %s = alloc([1])\n          load(%s[r:r + 1] -> %s)\n", pc[k],
+                        s->pt[k], pc[k]);
+    column_update(s, &st, "          ");
+    rx_row_values(s, &st, ind);
+    akg_buf_appendf(b, "%sfor r in range(0, D):\n", ind);
+    rx_load_inputs(s, "          ", "min(CH, I - c)", "o, r, c:c + min(CH, I - c)");
+    for (int k = 0; k < s->n_p; k++)
+        akg_buf_appendf(b, "          %s = alloc([1])\n          load(%s[r:r + 1] -> %s)\n", pc[k],
+                        s->pt[k], pc[k]);
+    rx_map_store(s, "          ", col_p, "o, r, c:c + min(CH, I - c)");
+    akg_buf_puts(b, "}\n");
+    return AKG_OK;
 }
