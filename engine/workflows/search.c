@@ -46,14 +46,14 @@
 #include "akg/akg.h"
 #include "akg/config.h"
 #include "akg/sketch.h"
+#include "search_moves.h"
 #include "search_rules.h"
 
-#define SEARCH_MAX_TUNABLES 32
 #define SEARCH_MAX_CANDIDATES 4096
 #define SEARCH_REDRAWS 32
 
 typedef struct {
-    int genome[SEARCH_MAX_TUNABLES];
+    int genome[AKG_SEARCH_MAX_TUNABLES];
     double score; /* speedup; < 0 until it passed */
     int passed;
     long parent; /* candidate index, -1 for the default design */
@@ -67,13 +67,7 @@ struct akg_search {
     akg_adaptive_params ad;
     int budget; /* candidates in all, the default design included */
     akg_search_rng rng;
-    size_t n_tun;
-    char *tun_name[SEARCH_MAX_TUNABLES];
-    int n_choices[SEARCH_MAX_TUNABLES];
-    char **values[SEARCH_MAX_TUNABLES];                                    /* each value's text */
-    size_t span_start[SEARCH_MAX_TUNABLES], span_end[SEARCH_MAX_TUNABLES]; /* in base_text */
-    double space;                                                          /* genomes in all */
-    char *base_text;
+    akg_search_moves moves; /* the design's tune() choices */
     cJSON *base_design;
     search_cand *cands;
     size_t n_cands;
@@ -102,13 +96,7 @@ static void search_destroy(akg_search *s)
 {
     if (!s)
         return;
-    for (size_t t = 0; t < s->n_tun; t++) {
-        free(s->tun_name[t]);
-        for (int c = 0; s->values[t] && c < s->n_choices[t]; c++)
-            free(s->values[t][c]);
-        free(s->values[t]);
-    }
-    free(s->base_text);
+    akg_search_moves_free(&s->moves);
     cJSON_Delete(s->base_design);
     free(s->cands);
     cJSON_Delete(s->curve);
@@ -121,19 +109,6 @@ void akg__search_free(akg_job *j)
 {
     search_destroy(j->search);
     j->search = NULL;
-}
-
-/* The byte offset of (line, col), both 0-based, in text; (size_t)-1 past its end. */
-static size_t text_offset(const char *text, uint32_t line, uint32_t col)
-{
-    size_t off = 0;
-    for (uint32_t l = 0; l < line; l++) {
-        const char *nl = strchr(text + off, '\n');
-        if (!nl)
-            return (size_t)-1;
-        off = (size_t)(nl - text) + 1;
-    }
-    return off + col <= strlen(text) ? off + col : (size_t)-1;
 }
 
 static int setting(const akg_job *j, const char *key, int option, int fallback)
@@ -194,103 +169,25 @@ static akg_search *search_new(akg_job *j, char *err, size_t errlen)
     s->best = -1;
     s->best_cand = -1;
     s->curve = cJSON_CreateArray();
-    s->base_text = akg_strdup(j->sketch_text);
     s->base_design = j->design_info ? cJSON_Duplicate(j->design_info, 1) : cJSON_CreateObject();
     s->cands = calloc((size_t)s->budget, sizeof *s->cands);
-    if (!s->curve || !s->base_text || !s->base_design || !s->cands) {
+    if (!s->curve || !s->base_design || !s->cands) {
         search_destroy(s);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     /* the tune() choices, and where each stands in the text */
-    s->space = 1;
-    size_t prev_end = 0;
-    for (size_t i = 0; i < akg_sketch_const_count(j->sketch); i++) {
-        size_t n = akg_sketch_const_candidate_count(j->sketch, i);
-        if (!akg_sketch_const_is_tunable(j->sketch, i) || n < 2)
-            continue;
-        if (s->n_tun == SEARCH_MAX_TUNABLES)
-            break; /* the rest keep their first value */
-        akg_sketch_span sp = akg_sketch_expr_span(akg_sketch_const_value(j->sketch, i));
-        size_t a = text_offset(s->base_text, sp.line, sp.col);
-        size_t b = text_offset(s->base_text, sp.end_line, sp.end_col);
-        if (a == (size_t)-1 || b == (size_t)-1 || b <= a || a < prev_end ||
-            strncmp(s->base_text + a, "tune", 4) != 0 || s->base_text[b - 1] != ')') {
-            snprintf(err, errlen,
-                     "the tune() of constexpr %s could not be found in the sketch's text (line "
-                     "%u), so it cannot be edited",
-                     akg_sketch_const_name(j->sketch, i), sp.line + 1);
-            search_destroy(s);
-            return NULL;
-        }
-        size_t t = s->n_tun++;
-        s->span_start[t] = a;
-        s->span_end[t] = b;
-        prev_end = b;
-        s->tun_name[t] = akg_strdup(akg_sketch_const_name(j->sketch, i));
-        s->n_choices[t] = (int)n;
-        s->values[t] = calloc(n, sizeof(char *));
-        int ok = s->tun_name[t] && s->values[t];
-        for (size_t c = 0; ok && c < n; c++)
-            ok = (s->values[t][c] = akg_sketch_expr_to_string(
-                      akg_sketch_const_candidate(j->sketch, i, c))) != NULL;
-        if (!ok) {
-            search_destroy(s);
-            snprintf(err, errlen, "out of memory");
-            return NULL;
-        }
-        s->space *= (double)n;
-    }
-    if (s->n_tun == 0) {
+    if (akg_search_moves_init(&s->moves, j->sketch, j->sketch_text, err, errlen) != AKG_OK) {
         search_destroy(s);
-        snprintf(err, errlen, "the design has no tune() with more than one value to choose");
         return NULL;
     }
     return s;
 }
 
-/* The sketch of genome g (the caller frees it), or NULL when out of memory. */
-static char *genome_text(const akg_search *s, const int *g)
-{
-    akg_buf b;
-    akg_buf_init(&b, 1u << 22);
-    size_t at = 0;
-    for (size_t t = 0; t < s->n_tun; t++) {
-        akg_buf_append(&b, s->base_text + at, s->span_start[t] - at);
-        akg_buf_appendf(&b, "tune(%s", s->values[t][g[t]]);
-        for (int c = 0; c < s->n_choices[t]; c++)
-            if (c != g[t])
-                akg_buf_appendf(&b, ", %s", s->values[t][c]);
-        akg_buf_puts(&b, ")");
-        at = s->span_end[t];
-    }
-    akg_buf_puts(&b, s->base_text + at);
-    if (akg_buf_status(&b) != AKG_OK || !b.data) {
-        akg_buf_free(&b);
-        return NULL;
-    }
-    return b.data; /* the buffer's text is the caller's now */
-}
-
-static cJSON *genome_json(const akg_search *s, const int *g)
-{
-    cJSON *o = cJSON_CreateObject();
-    for (size_t t = 0; o && t < s->n_tun; t++) {
-        const char *v = s->values[t][g[t]];
-        char *end = NULL;
-        double x = strtod(v, &end);
-        if (end && *end == '\0')
-            cJSON_AddNumberToObject(o, s->tun_name[t], x);
-        else
-            cJSON_AddStringToObject(o, s->tun_name[t], v);
-    }
-    return o;
-}
-
 static int tried(const akg_search *s, const int *g)
 {
     for (size_t i = 0; i < s->n_cands; i++)
-        if (memcmp(s->cands[i].genome, g, s->n_tun * sizeof(int)) == 0)
+        if (memcmp(s->cands[i].genome, g, s->moves.n * sizeof(int)) == 0)
             return 1;
     return 0;
 }
@@ -299,14 +196,14 @@ static int tried(const akg_search *s, const int *g)
  * has been tried. */
 static int untried_genome(akg_search *s, int *g)
 {
-    for (size_t t = 0; t < s->n_tun; t++)
-        g[t] = (int)akg_search_rng_below(&s->rng, (size_t)s->n_choices[t]);
-    double limit = s->space < 1e6 ? s->space : 1e6;
+    for (size_t t = 0; t < s->moves.n; t++)
+        g[t] = (int)akg_search_rng_below(&s->rng, (size_t)s->moves.n_choices[t]);
+    double limit = s->moves.designs < 1e6 ? s->moves.designs : 1e6;
     for (double k = 0; k < limit; k++) {
         if (!tried(s, g))
             return 1;
-        for (size_t t = 0; t < s->n_tun; t++) { /* the next genome */
-            if (++g[t] < s->n_choices[t])
+        for (size_t t = 0; t < s->moves.n; t++) { /* the next genome */
+            if (++g[t] < s->moves.n_choices[t])
                 break;
             g[t] = 0;
         }
@@ -402,11 +299,11 @@ static int propose(akg_job *j, akg_search *s, search_cand *c)
             if (akg_search_sample_tiers(&s->rng, n_ranked, 1, &insp) == 1 &&
                 (long)rank[insp] != parent)
                 akg_search_crossover(&s->rng, c->genome, s->cands[parent].genome,
-                                     s->cands[rank[insp]].genome, s->n_tun);
+                                     s->cands[rank[insp]].genome, s->moves.n);
             else
                 memcpy(c->genome, s->cands[parent].genome, sizeof c->genome);
         }
-        akg_search_mutate(&s->rng, c->genome, s->n_tun, s->n_choices);
+        akg_search_mutate(&s->rng, c->genome, s->moves.n, s->moves.n_choices);
         c->parent = parent;
         found = !tried(s, c->genome);
     }
@@ -433,7 +330,7 @@ static void candidate_info(const akg_search *s, const search_cand *c, size_t ind
     if (!o)
         return;
     cJSON_AddNumberToObject(o, "candidate", (double)index);
-    cJSON_AddItemToObject(o, "tune", genome_json(s, c->genome));
+    cJSON_AddItemToObject(o, "tune", akg_search_moves_json(&s->moves, c->genome));
     if (index > 0)
         cJSON_AddNumberToObject(o, "parent", (double)c->parent);
     if (!s->adaptive) {
@@ -539,7 +436,7 @@ void akg__search_candidate_passed(akg_job *j, cJSON *cand, double speedup)
                      "adaptive_search: %zu tune() choice%s (%.0f designs); at most %d candidates "
                      "(the default design is candidate 0), UCB c=%.3f, convergence: a gain over "
                      "%.0f%% in %d, patience %d",
-                     s->n_tun, s->n_tun == 1 ? "" : "s", s->space, s->budget,
+                     s->moves.n, s->moves.n == 1 ? "" : "s", s->moves.designs, s->budget,
                      s->ad.exploration_coef, s->ad.convergence_threshold * 100,
                      s->ad.convergence_window, s->ad.patience);
         else
@@ -547,7 +444,7 @@ void akg__search_candidate_passed(akg_job *j, cJSON *cand, double speedup)
                      "evolve: %zu tune() choice%s (%.0f designs); %d rounds of %d candidates on "
                      "%d islands, migration every %d rounds, %d elites (the default design is "
                      "candidate 0)",
-                     s->n_tun, s->n_tun == 1 ? "" : "s", s->space, s->ev.max_rounds,
+                     s->moves.n, s->moves.n == 1 ? "" : "s", s->moves.designs, s->ev.max_rounds,
                      s->ev.parallel_num, s->ev.num_islands, s->ev.migration_interval,
                      s->ev.elite_size);
         akg__pipeline_log(j, AKG_LOG_INFO, msg);
@@ -573,33 +470,6 @@ void akg__search_candidate_failed(akg_job *j, const char *cls, const char *detai
     cJSON_AddItemToArray(j->candidates, cand);
     akg__store_candidate(j, "fail", cls, detail ? detail : "", 0, 0);
     candidate_done(j, cand, 0, 0);
-}
-
-/* Parses and checks text; 0, or -1 with the first diagnostics in err. *out is the checked
- * sketch (the caller owns it). */
-static int check_text(const char *text, struct akg_sketch **out, char *err, size_t errlen)
-{
-    akg_sketch_diag_list *diags = akg_sketch_diag_list_new();
-    if (!diags) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    *out = NULL;
-    int rc = akg_sketch_parse(text, strlen(text), out, diags);
-    if (rc == 0 && akg_sketch_check(*out, diags) != 0)
-        rc = -1;
-    if (rc != 0) {
-        char *line = akg_sketch_diag_count(diags)
-                         ? akg_sketch_diag_format("sketch.sketch", akg_sketch_diag_at(diags, 0))
-                         : NULL;
-        snprintf(err, errlen, "the candidate's sketch does not check: %s",
-                 line ? line : "no diagnostic");
-        free(line);
-        akg_sketch_free(*out);
-        *out = NULL;
-    }
-    akg_sketch_diag_list_free(diags);
-    return rc;
 }
 
 /* search_curve.svg in the run folder: the best-so-far speedup after each candidate, the default
@@ -772,7 +642,7 @@ static void next_candidate(akg_job *j)
         search_finish(j);
         return;
     }
-    char *text = genome_text(s, c.genome);
+    char *text = akg_search_moves_text(&s->moves, c.genome);
     if (!text) {
         akg__pipeline_finish(j, AKG_JOB_ERROR, "crash", "out of memory");
         return;
@@ -787,12 +657,12 @@ static void next_candidate(akg_job *j)
     j->design_info = cJSON_Duplicate(s->base_design, 1);
     if (j->design_info) {
         cJSON_DeleteItemFromObject(j->design_info, "tune");
-        cJSON_AddItemToObject(j->design_info, "tune", genome_json(s, c.genome));
+        cJSON_AddItemToObject(j->design_info, "tune", akg_search_moves_json(&s->moves, c.genome));
     }
     akg_sketch_free(j->sketch);
     j->sketch = NULL;
     char err[1200];
-    if (check_text(text, &j->sketch, err, sizeof err) != 0) {
+    if (akg_search_moves_check(text, &j->sketch, err, sizeof err) != 0) {
         akg__search_candidate_failed(j, "design_error", err);
         return;
     }
@@ -832,12 +702,12 @@ cJSON *akg__search_report(const akg_job *j)
     }
     cJSON_AddNumberToObject(o, "seed", (double)j->seed);
     cJSON *tun = cJSON_AddObjectToObject(o, "tunables");
-    for (size_t t = 0; tun && t < s->n_tun; t++) {
-        cJSON *vals = cJSON_AddArrayToObject(tun, s->tun_name[t]);
-        for (int c = 0; vals && c < s->n_choices[t]; c++)
-            cJSON_AddItemToArray(vals, cJSON_CreateString(s->values[t][c]));
+    for (size_t t = 0; tun && t < s->moves.n; t++) {
+        cJSON *vals = cJSON_AddArrayToObject(tun, s->moves.name[t]);
+        for (int c = 0; vals && c < s->moves.n_choices[t]; c++)
+            cJSON_AddItemToArray(vals, cJSON_CreateString(s->moves.values[t][c]));
     }
-    cJSON_AddNumberToObject(o, "designs", s->space);
+    cJSON_AddNumberToObject(o, "designs", s->moves.designs);
     cJSON_AddNumberToObject(o, "candidates", (double)s->n_cands);
     size_t passed = 0;
     for (size_t i = 0; i < s->n_cands; i++)

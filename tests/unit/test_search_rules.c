@@ -1,9 +1,13 @@
 /* test_search_rules.c: the selection rules of evolve and adaptive_search with fixed seeds:
- * tiers, parent choice, migration, UCB, convergence and the moves on a genome. */
+ * tiers, parent choice, migration, UCB, convergence and the moves on a genome; and the moves as
+ * edits of a sketch's text (search_moves.h). */
 #include <math.h>
 #include <stdlib.h>
 
+#include "../../engine/workflows/search_moves.h"
 #include "../../engine/workflows/search_rules.h"
+#include "akg/akg.h"
+#include "akg/sketch.h"
 #include "check.h"
 
 static void test_rng(void)
@@ -223,6 +227,77 @@ static void test_moves(void)
     CHECK(from_a > 400 && from_a < 600);
 }
 
+static const char *RELU_SKETCH =
+    "# akg: reference relu.py\n"
+    "sketch relu {\n"
+    "  symbols: N;\n"
+    "  tensors: x[N]: f32; y[N]: f32;\n"
+    "  # a comment kept\n"
+    "  constexpr: BLOCK = tune(1024, 0, 4096), VW = 8, U = tune(2, 4);\n"
+    "  @llm_hint(\"parallel\", \"coreidx\")\n"
+    "  for i in range(0, N, BLOCK):\n"
+    "    t = alloc([BLOCK])\n"
+    "    load(x[i:i+BLOCK] -> t)\n"
+    "    t = relu(t)\n"
+    "    store(t -> y[i:i+BLOCK])\n"
+    "}\n";
+
+static void test_sketch_moves(void)
+{
+    akg_sketch *sk = NULL;
+    char err[512];
+    CHECK(akg_search_moves_check(RELU_SKETCH, &sk, err, sizeof err) == 0);
+    akg_search_moves m;
+    CHECK(akg_search_moves_init(&m, sk, RELU_SKETCH, err, sizeof err) == AKG_OK);
+    CHECK(m.n == 2 && m.designs == 6);
+    CHECK_STR(m.name[0], "BLOCK");
+    CHECK_STR(m.name[1], "U");
+    CHECK(m.n_choices[0] == 3 && m.n_choices[1] == 2);
+    /* genome 0 is the design itself, byte for byte */
+    int g0[2] = {0, 0};
+    char *t0 = akg_search_moves_text(&m, g0);
+    CHECK_STR(t0, RELU_SKETCH);
+    free(t0);
+    /* the chosen value first, the others after in their order; the rest of the text kept */
+    int g1[2] = {2, 1};
+    char *t1 = akg_search_moves_text(&m, g1);
+    CHECK_CONTAINS(t1, "  # a comment kept\n  constexpr: BLOCK = tune(4096, 1024, 0), VW = 8, "
+                       "U = tune(4, 2);\n");
+    CHECK_CONTAINS(t1, "# akg: reference relu.py\n");
+    akg_sketch *sk1 = NULL;
+    CHECK(akg_search_moves_check(t1, &sk1, err, sizeof err) == 0);
+    int64_t v = 0;
+    for (size_t i = 0; sk1 && i < akg_sketch_const_count(sk1); i++)
+        if (strcmp(akg_sketch_const_name(sk1, i), "BLOCK") == 0)
+            akg_sketch_const_int(sk1, i, &v);
+    CHECK(v == 4096); /* the value the Coder takes */
+    akg_sketch_free(sk1);
+    cJSON *j1 = akg_search_moves_json(&m, g1);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(j1, "BLOCK")) == 4096);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(j1, "U")) == 4);
+    cJSON_Delete(j1);
+    free(t1);
+    /* a value the checker refuses: the candidate does not check, with the checker's words */
+    int g2[2] = {1, 0};
+    char *t2 = akg_search_moves_text(&m, g2);
+    akg_sketch *sk2 = NULL;
+    CHECK(akg_search_moves_check(t2, &sk2, err, sizeof err) == -1 && sk2 == NULL);
+    CHECK_CONTAINS(err, "step must be positive");
+    free(t2);
+    akg_search_moves_free(&m);
+    akg_sketch_free(sk);
+    /* no tune() with a choice: nothing to search */
+    const char *fixed = "sketch r {\n  symbols: N;\n  tensors: x[N]: f32; y[N]: f32;\n"
+                        "  constexpr: B = tune(64);\n"
+                        "  for i in range(0, N, B):\n    t = alloc([B])\n"
+                        "    load(x[i:i+B] -> t)\n    store(t -> y[i:i+B])\n}\n";
+    CHECK(akg_search_moves_check(fixed, &sk, err, sizeof err) == 0);
+    CHECK(akg_search_moves_init(&m, sk, fixed, err, sizeof err) == AKG_ENOTFOUND);
+    CHECK_CONTAINS(err, "no tune() with more than one value");
+    akg_search_moves_free(&m);
+    akg_sketch_free(sk);
+}
+
 int main(void)
 {
     test_rng();
@@ -231,5 +306,6 @@ int main(void)
     test_ucb();
     test_convergence();
     test_moves();
+    test_sketch_moves();
     return check_summary();
 }
