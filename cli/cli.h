@@ -6,6 +6,7 @@ int cli_op(int argc, char **argv);
 int cli_runs(int argc, char **argv);
 int cli_sketch(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+int cli_task(int argc, char **argv);
 
 /* Flag parsing shared by the subcommands: "--name value" and "--name=value". */
 typedef struct {

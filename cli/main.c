@@ -5,6 +5,7 @@
  *   akg_cli runs          list recent runs from the store
  *   akg_cli sketch ...    check or format Unified Sketch files
  *   akg_cli bench ...     run an operator suite
+ *   akg_cli task ...      build a reference from a selection in a model file
  *
  * Exit status: 0 success, 1 no kernel passed (or checks failed), 2 usage
  * errors (unknown flag, missing file, unsupported target).
@@ -27,6 +28,7 @@ static void usage(FILE *f)
             "  runs     list recent runs recorded in the store\n"
             "  sketch   check or format Unified Sketch files (sketch check|fmt FILE...)\n"
             "  bench    run an operator suite and summarise pass rate and speedups\n"
+            "  task     build a reference from a selection in a model file (task FILE --select L:L)\n"
             "\n"
             "`akg_cli <command> --help` describes each command.\n",
             AKG_VERSION);
@@ -55,6 +57,8 @@ int main(int argc, char **argv)
         return cli_sketch(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return cli_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "task"))
+        return cli_task(argc - 1, argv + 1);
     fprintf(stderr, "akg_cli: unknown command '%s' (try akg_cli --help)\n", cmd);
     return 2;
 }
