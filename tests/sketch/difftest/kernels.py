@@ -303,6 +303,9 @@ def _await(conn: "multiprocessing.connection.Connection", proc: "multiprocessing
             code = proc.exitcode
             sig = f"signal {-code}" if code is not None and code < 0 else f"exit {code}"
             return Result(call.kernel_id, "crash", detail=f"the kernel crashed ({sig})")
+        if msg[0] == "crashed":  # the child's own word that it cannot go on (cuda_kernels.child)
+            proc.join(5.0)
+            return Result(call.kernel_id, "crash", detail=msg[2])
         if msg[0] == "done":
             rc, tensors = msg[2], msg[3]
             detail = msg[4] if len(msg) > 4 else f"akg_kernel returned {rc}"

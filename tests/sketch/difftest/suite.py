@@ -24,7 +24,12 @@ Per operator one line (its cases' shrunk input shapes and the outcome), then a t
 the time of each stage and of the whole run. Failures are saved under WORK/failures/: the sketch,
 the kernel, the starting tensors and forward's shrunk inputs (NAME.CASE.npz) and a note.
 
-Exit status: 0 every operator was designed, lowered, built and matched on every case; 1 otherwise
+--dsl triton_cuda runs the kernels under Triton's interpreter (triton_kernels.py); --dsl cuda builds the
+CUDA C kernels with nvcc and, where PyTorch sees a GPU, runs them on it (cuda_kernels.py); without a GPU
+it only builds them, and an operator's outcome is ``compiled``.
+
+Exit status: 0 every operator was designed, lowered, built and matched on every case (--dsl cuda
+without a GPU: built); 1 otherwise
 (a design error alone does not fail the run: it is not the lowering's); 2 usage; 77 akg_cli,
 its `sketch emit` or PyTorch is missing (CTest's skip code).
 """
@@ -66,13 +71,16 @@ KERNEL_TIMEOUT = 30.0
 # Outcomes of an operator, worst first; the table's columns. ``design_error`` is separate.
 PASSED = "pass"
 OUTCOMES = ("refused", "not_run", "build_error", "kernel_failed", "mismatch", PASSED)
+COMPILED = "compiled"  # --dsl cuda without a GPU: built by nvcc, not run
 OUTCOME_HELP = {
     "refused": "the Designer wrote no sketch, the sketch does not check, or sketch emit refused it",
     "not_run": "no case could be run: the sketch does not bind, the interpreter rejected it or ran out of budget",
-    "build_error": "the emitted kernel does not compile (C++: g++; Triton: its compiler for sm_90, --compile)",
+    "build_error": "the emitted kernel does not compile (C++: g++; Triton: its compiler for sm_90, --compile; "
+                   "CUDA C: nvcc)",
     "kernel_failed": "the kernel crashed, hung or returned non-zero",
     "mismatch": "kernel and interpreter differ on some tensor",
     PASSED: "every case matched",
+    COMPILED: "nvcc built the kernel; no GPU here, so no case ran",
 }
 
 
@@ -154,13 +162,18 @@ def discover(filters: Sequence[str]) -> List[Op]:
 # ---- stage 1: designs -----------------------------------------------------------------------------------
 
 
-def design_one(akg_cli: str, op: Op, work: str, seed: int) -> None:
+def design_one(akg_cli: str, op: Op, work: str, seed: int, triton: bool = False) -> None:
+    """triton: the design for cuda/triton_cuda (the Designer's GPU designs), probed on the CPU as
+    Triton's interpreter runs (AKG_TRITON_INTERPRET=1)."""
     out = os.path.join(work, op.name)
     shutil.rmtree(out, ignore_errors=True)
-    argv = [akg_cli, "op", "--workflow", "design_only", "--design-check", "off", "--quiet", "--seed", str(seed),
-            "--python", sys.executable, "--output", out, "--store", os.path.join(work, "store.db"), op.reference]
+    target = ["--backend", "cuda", "--dsl", "triton_cuda"] if triton else []
+    argv = [akg_cli, "op", *target, "--workflow", "design_only", "--design-check", "off", "--quiet", "--seed",
+            str(seed), "--python", sys.executable, "--output", out, "--store", os.path.join(work, "store.db"),
+            op.reference]
+    env = dict(os.environ, AKG_TRITON_INTERPRET="1") if triton else None
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=DESIGN_TIMEOUT)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=DESIGN_TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         op.fail("refused", f"the Designer did not finish in {DESIGN_TIMEOUT:g} s")
         return
@@ -347,6 +360,77 @@ def lower_build_run(ops: Sequence[Op], akg_cli: str, work: str, cxx: str, extra:
     return None, times
 
 
+def lower_build_run_cuda(ops: Sequence[Op], akg_cli: str, work: str, nvcc: str, arch: str, on_gpu: bool,
+                         jobs: int) -> Tuple[Optional[str], Dict[str, float]]:
+    """--dsl cuda: lowers every operator with `sketch emit --backend cuda --dsl cuda`, builds each kernel.cu
+    with nvcc for arch (cuda_kernels.py) and, on a GPU, calls it on the device in spawned children on
+    copies of the C++ path's starting tensors; the comparison is the C++ path's. Without a GPU an
+    operator that built is ``compiled`` and nothing runs."""
+    import cuda_kernels
+
+    times: Dict[str, float] = {}
+    todo = [op for op in ops if op.ir is not None and op.outcome != "refused"]
+    if not todo:
+        return None, times
+    t0 = time.monotonic()
+    emitted = kernels.emit_all(akg_cli, [op.sketch for op in todo], jobs, backend="cuda", dsl="cuda")
+    if any(e.status == kernels.EMIT_MISSING for e in emitted):
+        missing = next(e for e in emitted if e.status == kernels.EMIT_MISSING)
+        return missing.diagnostics or "akg_cli sketch emit --backend cuda --dsl cuda is not available", times
+    sources: List[Tuple[int, str]] = []
+    for op, em in zip(todo, emitted):
+        if em.status != kernels.EMIT_OK:
+            op.fail("refused", "sketch emit refused the sketch: " + em.diagnostics)
+            continue
+        op.source = em.source
+        folder = os.path.join(work, op.name)
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "kernel.cu")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(em.source)
+        sources.append((op.index, path))
+    t1 = time.monotonic()
+    built = cuda_kernels.build(sources, work, nvcc, arch, jobs)
+    t2 = time.monotonic()
+    times.update(lowering=t1 - t0)
+    times[f"building (nvcc, {arch})"] = t2 - t1
+    by_index = {op.index: op for op in todo}
+    calls: List[kernels.Call] = []
+    called: List[Tuple[Op, CaseOutcome, Any]] = []
+    for kernel_id, _ in sources:
+        op = by_index[kernel_id]
+        if kernel_id in built.errors:
+            op.fail("build_error", built.errors[kernel_id])
+            continue
+        if not on_gpu:
+            if op.outcome == "pending":
+                op.outcome = COMPILED
+            continue
+        assert op.ir is not None
+        for case, prepared in zip(op.cases, op.prepared.cases if op.prepared is not None else []):
+            if case.outcome == "not_run":
+                continue
+            tensors = [values.abi_array(prepared.start[t["name"]].copy(), t["dtype"]) for t in op.ir["tensors"]]
+            calls.append(kernels.Call(kernel_id, built.library[kernel_id], tensors,
+                                      [prepared.symbols[s] for s in op.ir["symbols"]],
+                                      [prepared.params[p["name"]] for p in op.ir["params"]]))
+            called.append((op, case, prepared))
+    if on_gpu:
+        groups = [list(range(j, len(calls), max(1, jobs))) for j in range(max(1, jobs))]
+        results: List[Any] = [None] * len(calls)
+
+        def run_group(idx: List[int]) -> None:
+            for i, res in zip(idx, kernels.run_calls([calls[i] for i in idx], KERNEL_TIMEOUT * 4,
+                                                     cuda_kernels.child, "spawn")):
+                results[i] = res
+
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            list(pool.map(run_group, [g for g in groups if g]))
+        _judge_calls(todo, called, results)
+        times["calling on the GPU"] = time.monotonic() - t2
+    return None, times
+
+
 def lower_run_triton(ops: Sequence[Op], akg_cli: str, work: str, jobs: int,
                      compile_too: bool) -> Tuple[Optional[str], Dict[str, float]]:
     """--dsl triton_cuda: lowers every operator with `sketch emit --backend cuda --dsl triton_cuda` and
@@ -434,20 +518,20 @@ def op_line(op: Op) -> str:
     failed_cases = [c for c in op.cases if c.detail]
     for c in failed_cases:
         line += f"\n    {c.name}: {c.outcome}: " + c.detail.replace("\n", "\n    ")[:1500]
-    if op.outcome not in (PASSED, "pending") and not failed_cases:
+    if op.outcome not in (PASSED, COMPILED, "pending") and not failed_cases:
         line += "\n    " + op.detail.replace("\n", "\n    ")[:1500]
     for c in op.design_errors():
         line += f"\n    design error ({c.name}): {c.design[:800]}"
     return line
 
 
-def save_failure(work: str, op: Op, seed: int) -> str:
+def save_failure(work: str, op: Op, seed: int, ext: str = ".cpp") -> str:
     folder = os.path.join(work, "failures")
     os.makedirs(folder, exist_ok=True)
     if op.sketch:
         shutil.copyfile(op.sketch, os.path.join(folder, f"{op.name}.sketch"))
     if op.source:
-        with open(os.path.join(folder, f"{op.name}.cpp"), "w", encoding="utf-8") as f:
+        with open(os.path.join(folder, f"{op.name}{ext}"), "w", encoding="utf-8") as f:
             f.write(op.source)
     prepared = op.prepared.cases if op.prepared is not None else []
     for c in prepared:
@@ -471,7 +555,11 @@ def save_failure(work: str, op: Op, seed: int) -> str:
     return note
 
 
-def report(ops: Sequence[Op], work: str, seed: int, times: Dict[str, float], seconds: float, cpu: float) -> int:
+def report(ops: Sequence[Op], work: str, seed: int, times: Dict[str, float], seconds: float, cpu: float,
+           goal: str = PASSED, ext: str = ".cpp") -> int:
+    """Prints a line an operator, the table and the totals; 0 when every operator reached goal (PASSED, or
+    COMPILED for --dsl cuda without a GPU), else 1."""
+    outcomes = OUTCOMES if goal == PASSED else OUTCOMES + (goal,)
     print()
     for op in ops:
         if op.outcome == "pending":  # nothing failed, yet not every case passed
@@ -481,34 +569,35 @@ def report(ops: Sequence[Op], work: str, seed: int, times: Dict[str, float], sec
                 c.outcome = "not called"
         print(op_line(op))
     families = sorted({op.family for op in ops})
-    print(f"\n| family | ops | {' | '.join(OUTCOMES[::-1])} | design error |")
-    print("| --- | ---: | " + " | ".join("---" for _ in OUTCOMES) + " | --- |")
+    print(f"\n| family | ops | {' | '.join(outcomes[::-1])} | design error |")
+    print("| --- | ---: | " + " | ".join("---" for _ in outcomes) + " | --- |")
     for fam in families + ["all"]:
         group = [op for op in ops if fam in ("all", op.family)]
         cells = []
-        for outcome in OUTCOMES[::-1]:
+        for outcome in outcomes[::-1]:
             names = [op.name for op in group if op.outcome == outcome]
-            cells.append(str(len(names)) if outcome == PASSED or fam == "all" or not names
+            cells.append(str(len(names)) if outcome == goal or fam == "all" or not names
                          else f"{len(names)}: {', '.join(names)}")
         design = [op.name for op in group if op.design_errors()]
         cells.append(str(len(design)) if fam == "all" or not design else f"{len(design)}: {', '.join(design)}")
         print(f"| {fam} | {len(group)} | " + " | ".join(cells) + " |")
-    print("\n" + "\n".join(f"{k}: {v}" for k, v in OUTCOME_HELP.items()) +
+    print("\n" + "\n".join(f"{k}: {v}" for k, v in OUTCOME_HELP.items() if k in outcomes) +
           "\ndesign error: the interpreter's outputs differ from the reference's by verify's rules (the design's "
           "error, not the lowering's; it does not fail the run)")
-    failing = [op for op in ops if op.outcome != PASSED or op.design_errors()]
+    failing = [op for op in ops if op.outcome != goal or op.design_errors()]
     for op in failing:
-        save_failure(work, op, seed)
+        save_failure(work, op, seed, ext)
     stages = ", ".join(f"{k} {v:.1f} s" for k, v in times.items())
-    passed = sum(op.outcome == PASSED for op in ops)
-    print(f"\nsketch difftest suite: {passed} of {len(ops)} operators passed; {stages}; total {seconds:.1f} s wall, "
+    passed = sum(op.outcome == goal for op in ops)
+    verb = "passed" if goal == PASSED else f"{goal} (no GPU here: nothing ran)"
+    print(f"\nsketch difftest suite: {passed} of {len(ops)} operators {verb}; {stages}; total {seconds:.1f} s wall, "
           f"{cpu:.1f} s CPU")
     slowest = max(((c.interp_seconds, op.label, c.ladder) for op in ops if op.prepared is not None
                    for c in op.prepared.cases), default=None)
     if slowest is not None:
         print(f"slowest interpretation: {slowest[1]} ({slowest[2]}) {slowest[0]:.1f} s")
     if failing:
-        print(f"failures saved under {os.path.join(work, 'failures')}/ (NAME.sketch, NAME.cpp, NAME.CASE.npz, NAME.txt)")
+        print(f"failures saved under {os.path.join(work, 'failures')}/ (NAME.sketch, NAME{ext}, NAME.CASE.npz, NAME.txt)")
     return 0 if passed == len(ops) else 1
 
 
@@ -536,12 +625,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
     parser.add_argument("--cxxflags", default="", help="compiler flags added to the product's")
     parser.add_argument("--jobs", type=int, default=2, help="processes a stage (the Designer runs at most 2)")
-    parser.add_argument("--dsl", choices=("cpp", "triton_cuda"), default="cpp",
-                        help="the backend under test: cpu/cpp (built with g++) or cuda/triton_cuda (run by "
-                             "Triton's interpreter, TRITON_INTERPRET=1: no GPU needed)")
+    parser.add_argument("--dsl", choices=("cpp", "triton_cuda", "cuda"), default="cpp",
+                        help="the backend under test: cpu/cpp (built with g++), cuda/triton_cuda (run by "
+                             "Triton's interpreter, TRITON_INTERPRET=1: no GPU needed) or cuda/cuda (CUDA C built "
+                             "by nvcc, run on the GPU where there is one, else only built)")
+    parser.add_argument("--arch", default="sm_90", help="--dsl cuda: nvcc's -arch (sm_90a for an H100/H200)")
     args = parser.parse_args(argv)
     triton = args.dsl == "triton_cuda"
-    backend, dsl = ("cuda", "triton_cuda") if triton else ("cpu", "cpp")
+    cuda_c = args.dsl == "cuda"
+    backend, dsl = ("cuda", args.dsl) if triton or cuda_c else ("cpu", "cpp")
     start, cpu0 = time.monotonic(), cpu_seconds()
     akg_cli = find_akg_cli(args.akg_cli)
     if akg_cli is None:
@@ -561,6 +653,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"sketch difftest suite skipped: {sys.executable}: {why} (scripts/setup.sh torch2 makes "
                   ".venv-torch2)")
             return SKIP
+    nvcc, gpu_name = None, ""
+    if cuda_c:
+        import cuda_kernels
+
+        nvcc = cuda_kernels.find_nvcc()
+        if nvcc is None:
+            print("sketch difftest suite skipped: nvcc is not installed (set AKG_NVCC, put it on PATH, or let "
+                  "scripts/setup.sh test make .venv-nvcc)")
+            return SKIP
+        gpu_name = cuda_kernels.gpu()
     probe = kernels.emit(akg_cli, EMIT_PROBE, backend=backend, dsl=dsl)
     if probe.status == kernels.EMIT_MISSING:
         print(f"sketch difftest suite skipped: `akg_cli sketch emit --backend {backend} --dsl {dsl}` is not "
@@ -588,6 +690,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     how = ("cuda/triton_cuda under Triton's interpreter" + (", compiled for sm_90" if args.compile else "")
            if triton else f"flags {' '.join(flags + args.cxxflags.split())}")
+    if cuda_c:
+        how = (f"cuda/cuda built by {nvcc} for {args.arch}, "
+               + (f"run on {gpu_name}" if gpu_name else "no GPU here: built only"))
     print(f"sketch difftest suite: {len(ops)} operators, work folder {work}, {how}")
     times: Dict[str, float] = {}
 
@@ -601,9 +706,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     else:
         # the first alone: concurrent akg_cli processes on a store that does not exist yet both
         # try to create its schema, and one of them fails ("migration 1 failed")
-        design_one(akg_cli, ops[0], work, args.seed)
+        design_one(akg_cli, ops[0], work, args.seed, triton)
         with ThreadPoolExecutor(max_workers=max(1, min(2, args.jobs))) as pool:
-            list(pool.map(lambda op: design_one(akg_cli, op, work, args.seed), ops[1:]))
+            list(pool.map(lambda op: design_one(akg_cli, op, work, args.seed, triton), ops[1:]))
     if args.split_variants:
         ops = ops + split_variants(ops, work)
     json_forms(akg_cli, ops)
@@ -611,12 +716,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"sketch difftest suite: designs {times['designing']:.1f} s ({sum(op.ir is not None for op in ops)} "
           f"of {len(ops)} sketches)", flush=True)
 
-    t = time.monotonic()
-    prepare_all(ops, args.seed, args.jobs)
-    times["shrinking and interpreting"] = time.monotonic() - t
-    print(f"sketch difftest suite: cases {times['shrinking and interpreting']:.1f} s", flush=True)
+    if not cuda_c or gpu_name:  # built only: no case to compare with
+        t = time.monotonic()
+        prepare_all(ops, args.seed, args.jobs)
+        times["shrinking and interpreting"] = time.monotonic() - t
+        print(f"sketch difftest suite: cases {times['shrinking and interpreting']:.1f} s", flush=True)
 
-    if triton:
+    if cuda_c:
+        assert nvcc is not None
+        skip, kernel_times = lower_build_run_cuda(ops, akg_cli, work, nvcc, args.arch, bool(gpu_name), args.jobs)
+    elif triton:
         skip, kernel_times = lower_run_triton(ops, akg_cli, work, args.jobs, args.compile)
     else:
         skip, kernel_times = lower_build_run(ops, akg_cli, work, args.cxx, extra, args.jobs)
@@ -625,6 +734,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               f"available ({skip.splitlines()[0] if skip else ''})")
         return SKIP
     times.update(kernel_times)
+    if cuda_c:
+        return report(ops, work, args.seed, times, time.monotonic() - start, cpu_seconds() - cpu0,
+                      PASSED if gpu_name else COMPILED, ".cu")
     return report(ops, work, args.seed, times, time.monotonic() - start, cpu_seconds() - cpu0)
 
 

@@ -1,0 +1,35 @@
+#!/bin/sh
+# gpu_check.sh [AKG_CLI]: the cuda/cuda backend checked without the engine, in one command. Every
+# sketch of the activation, reduction, norm and loss families (the Designer's snapshot in
+# tests/sketch/fixtures/triton_cuda, and each with its row-split thresholds lowered, OP@split) is
+# lowered to CUDA C by `akg_cli sketch emit`, built by nvcc into its own .so for $ARCH (default
+# sm_90a, the H100/H200's), and, on a machine where PyTorch sees a GPU, called on the device on two
+# small cases and compared tensor by tensor with the sketch interpreter (the reference's semantics);
+# without a GPU the kernels are only built. tests/sketch/difftest/suite.py --dsl cuda does the work:
+# a line a sketch, a table by family, a total; exit 0 when all passed (or, without a GPU, built),
+# 1 on any mismatch, failure or refusal, 77 when nvcc, PyTorch or akg_cli is missing.
+#
+# akg_cli: $1, else $AKG_CLI, else build/akg_cli, else devbundle/bin/akg_cli (scripts/device-bundle.sh,
+# with its libraries). Python: $AKG_PYTHON, else .venv-torch2/bin/python, else python3 (PyTorch with
+# CUDA and NumPy). nvcc: $AKG_NVCC, PATH, .venv-nvcc, /usr/local/cuda/bin. Work folder: $WORK
+# (default /tmp/akg-cuda-gpu-check; failures are saved under it). Parallel jobs: $JOBS.
+set -u
+root=$(cd "$(dirname "$0")/../../../.." && pwd)
+cli=${1:-${AKG_CLI:-}}
+if [ -z "$cli" ]; then
+  if [ -x "$root/build/akg_cli" ]; then
+    cli=$root/build/akg_cli
+  elif [ -x "$root/devbundle/bin/akg_cli" ]; then
+    cli=$root/devbundle/bin/akg_cli
+    LD_LIBRARY_PATH="$root/devbundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export LD_LIBRARY_PATH
+  fi
+fi
+py=${AKG_PYTHON:-}
+[ -z "$py" ] && [ -x "$root/.venv-torch2/bin/python" ] && py=$root/.venv-torch2/bin/python
+[ -z "$py" ] && py=python3
+cores=$(nproc 2>/dev/null || echo 2)
+jobs=${JOBS:-$((cores > 8 ? 8 : cores))}
+exec "$py" "$root/tests/sketch/difftest/suite.py" --dsl cuda --arch "${ARCH:-sm_90a}" --split-variants \
+  --sketch-files "$root/tests/sketch/fixtures/triton_cuda" --ops activation/ reduction/ norm/ loss/ \
+  ${cli:+--akg-cli "$cli"} --work "${WORK:-/tmp/akg-cuda-gpu-check}" --jobs "$jobs"
