@@ -550,9 +550,17 @@ static int resolve_into(ctor *c, TSNode n, akg_buf *b, int depth)
         char *name = text_of(c, n);
         TSNode rhs = assignment_before(c, n, name);
         if (!ts_node_is_null(rhs) && !ts_node_eq(ts_node_parent(rhs), c->root)) {
-            akg_buf_puts(b, "(");
+            /* Atoms go in as they are; an operator expression keeps its meaning in parentheses. */
+            static const char *atoms[] = {
+                "integer",   "float", "string", "identifier", "call",
+                "attribute", "list",  "tuple",  "subscript",  "parenthesized_expression",
+                "true",      "false", "none"};
+            int atom = 0;
+            for (size_t i = 0; i < sizeof atoms / sizeof atoms[0]; i++)
+                atom |= is(rhs, atoms[i]);
+            akg_buf_puts(b, atom ? "" : "(");
             int ok = resolve_into(c, rhs, b, depth + 1);
-            akg_buf_puts(b, ")");
+            akg_buf_puts(b, atom ? "" : ")");
             return ok;
         }
         if (top_binding(c, name) < 0 && strcmp(name, "True") && strcmp(name, "False") &&
@@ -974,13 +982,15 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
         const char *dt = torch_dtype(in->dtype);
         const char *dims = *trim(in->dims) ? in->dims : "";
         if (!strcmp(dt, "torch.bool"))
-            akg_buf_appendf(out, "        torch.rand((%s%s)) > 0.5,\n", dims, *dims ? "," : "");
+            akg_buf_appendf(out, "        torch.rand((%s%s)) > 0.5,\n", dims,
+                            strchr(dims, ',') || !*dims ? "" : ",");
         else if (strstr(dt, "int"))
             akg_buf_appendf(out, "        torch.randint(0, %s, (%s%s), dtype=%s),\n",
-                            in->bound ? in->bound : "16", dims, *dims ? "," : "", dt);
+                            in->bound ? in->bound : "16", dims,
+                            strchr(dims, ',') || !*dims ? "" : ",", dt);
         else
-            akg_buf_appendf(out, "        torch.randn((%s%s), dtype=%s),\n", dims, *dims ? "," : "",
-                            dt);
+            akg_buf_appendf(out, "        torch.randn((%s%s), dtype=%s),\n", dims,
+                            strchr(dims, ',') || !*dims ? "" : ",", dt);
     }
     akg_buf_puts(out, "    ]\n\n\ndef get_inputs():\n    return _akg_inputs(");
     int dynamic = 0;
@@ -1320,8 +1330,9 @@ static int construct(ctor *c, unsigned r0, unsigned r1, akg_constructed_task *ou
     close_dependencies(c);
     akg_buf ref;
     akg_buf_init(&ref, 1 << 22);
-    akg_buf_appendf(&ref, "# Constructed by akg from %s, lines %u-%u (%s).\n", c->path, r0 + 1,
-                    r1 + 1, p.subject);
+    const char *base = strrchr(c->path, '/') ? strrchr(c->path, '/') + 1 : c->path;
+    akg_buf_appendf(&ref, "# Constructed by akg from %s, lines %u-%u (%s).\n", base, r0 + 1, r1 + 1,
+                    p.subject);
     int has_torch = 0, has_nn = 0;
     for (size_t i = 0; i < c->ntop; i++) {
         TSNode d = c->top[i];
