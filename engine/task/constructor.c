@@ -549,7 +549,13 @@ static int resolve_into(ctor *c, TSNode n, akg_buf *b, int depth)
     if (is(n, "identifier")) {
         char *name = text_of(c, n);
         TSNode rhs = assignment_before(c, n, name);
-        if (!ts_node_is_null(rhs) && !ts_node_eq(ts_node_parent(rhs), c->root)) {
+        /* A top-level constant keeps its name (it comes along); other values are inlined, so
+         * that every call of get_inputs draws fresh tensors. */
+        int constant = !ts_node_is_null(rhs) &&
+                       is(ts_node_parent(ts_node_parent(ts_node_parent(rhs))), "module") &&
+                       (is(rhs, "integer") || is(rhs, "float") || is(rhs, "string") ||
+                        is(rhs, "unary_operator"));
+        if (!ts_node_is_null(rhs) && !constant) {
             /* Atoms go in as they are; an operator expression keeps its meaning in parentheses. */
             static const char *atoms[] = {
                 "integer",   "float", "string", "identifier", "call",
