@@ -4,7 +4,7 @@ choice (BLOCK = tune(16384, 4096, 65536), tests/fixtures/sketches/relu.sketch).
 - evolve runs its candidates (the default design is candidate 0), stores each one, returns the
   fastest verified one and never one slower than the default design's;
 - adaptive_search runs its candidates and reports its UCB settings and the best-so-far curve;
-- Ctrl-C mid-search keeps every finished candidate in the store.
+- Ctrl-C or SIGKILL mid-search keeps every finished candidate in the store.
 
 Small budgets (--max-rounds 1, --parallel-num 2, --max-total-tasks 3), two verification trials
 and five timed runs keep each run short on a shared machine."""
@@ -151,7 +151,21 @@ class SearchTest(CliTest):
         self.assertIn("--max-rounds 0: expected a whole number", p.stderr)
 
     def test_ctrl_c_keeps_finished_candidates(self):
-        out = os.path.join(self.dir, "cancelled")
+        rows, proc = self.interrupt(signal.SIGINT, "cancelled")
+        self.assertEqual(proc.returncode, 130)
+        with open(os.path.join(self.dir, "cancelled", "report.json")) as f:
+            report = json.load(f)
+        self.assertEqual(report["status"], "cancelled")
+        self.assertGreaterEqual(len(report["candidates"]), 2)
+
+    def test_sigkill_keeps_finished_candidates(self):
+        rows, proc = self.interrupt(signal.SIGKILL, "killed")
+        self.assertEqual(proc.returncode, -signal.SIGKILL)
+
+    def interrupt(self, sig, name):
+        """Starts an evolve search, sends sig to its process group once two candidates have
+        finished, and checks that the store holds them; returns (their rows, the process)."""
+        out = os.path.join(self.dir, name)
         proc = subprocess.Popen(
             [CLI, "op", "--workflow", "evolve", "--sketch", SKETCH, "--max-rounds", "3",
              "--parallel-num", "4", *BRIEF, "--output", out, RELU],
@@ -170,21 +184,18 @@ class SearchTest(CliTest):
                 if time.time() > deadline:
                     break
             self.assertEqual(finished, 2, "".join(lines[-40:]))
-            os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends to the terminal's group
-            _, err = proc.communicate(timeout=120)
+            # SIGINT: what Ctrl-C sends to the terminal's group
+            os.killpg(proc.pid, sig)
+            proc.communicate(timeout=120)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        self.assertEqual(proc.returncode, 130, err[-3000:])
         rows = self.stored(out)
         finished_rows = [r for r in rows if r[1] in ("pass", "fail")]
         self.assertGreaterEqual(len(finished_rows), 2, rows)
         self.assertEqual(len({block_of(r[2]) for r in finished_rows}), len(finished_rows))
-        with open(os.path.join(out, "report.json")) as f:
-            report = json.load(f)
-        self.assertEqual(report["status"], "cancelled")
-        self.assertGreaterEqual(len(report["candidates"]), 2)
+        return finished_rows, proc
 
 
 if __name__ == "__main__":
