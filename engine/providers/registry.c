@@ -8,8 +8,10 @@
 #include "akg/provider.h"
 
 extern const akg_provider akg_provider_builtin;
+extern const akg_provider akg_provider_openai;
 
 const akg_provider *const akg_provider_registry[] = {
     &akg_provider_builtin,
+    &akg_provider_openai,
     NULL,
 };

@@ -19,6 +19,9 @@ Scenarios (the fixture is <name>.json for a plain request, <name>.sse when the b
   trunc                        a stream cut mid-chunk, always;  trunconce: once, then ok
   slow                         ok after 0.3 s (the concurrency test counts overlaps)
   echokey                      401 whose message repeats the Authorization header it got
+  script-<name>                the n-th request of a tag gets fixtures/script_<name>_<n>.json (the
+                               last one again past the end): a conversation recorded in turns;
+                               a streaming request gets the same answer as SSE chunks
 """
 
 import email.utils
@@ -85,6 +88,32 @@ class Handler(BaseHTTPRequestHandler):
             if event.strip():
                 self.chunk(event + b"\n\n")
                 time.sleep(0.01)
+        self.end_stream()
+
+    def script(self, name, n, stream):
+        turns = sorted(f for f in os.listdir(FIXTURES) if f.startswith("script_%s_" % name))
+        if not turns:
+            self.send_json(404, {"error": {"message": "no recorded turns for " + name}})
+            return
+        wanted = "script_%s_%d.json" % (name, n)
+        raw = fixture(wanted if wanted in turns else "script_%s_%d.json" % (name, len(turns)))
+        if not stream:
+            self.send_json(200, raw)
+            return
+        answer = json.loads(raw)
+        text = answer["choices"][0]["message"]["content"]
+        self.start_stream()
+        base = {"id": answer.get("id", "replay"), "object": "chat.completion.chunk",
+                "model": answer.get("model", "replay")}
+        for i in range(0, len(text), 200):
+            delta = dict(base, choices=[{"index": 0, "delta": {"content": text[i:i + 200]},
+                                         "finish_reason": None}])
+            self.chunk(b"data: " + json.dumps(delta).encode() + b"\n\n")
+        last = dict(base, choices=[{"index": 0, "delta": {},
+                                    "finish_reason": answer["choices"][0]["finish_reason"]}],
+                    usage=answer.get("usage"))
+        self.chunk(b"data: " + json.dumps(last).encode() + b"\n\n")
+        self.chunk(b"data: [DONE]\n\n")
         self.end_stream()
 
     def cut(self):
@@ -186,6 +215,8 @@ class Handler(BaseHTTPRequestHandler):
         elif scenario == "slow":
             time.sleep(0.3)
             self.replay("ok", stream)
+        elif scenario.startswith("script-"):
+            self.script(scenario[len("script-"):], n, stream)
         elif scenario == "echokey":
             self.send_json(401, {"error": {"message": "Incorrect API key provided: "
                                            + (self.headers.get("Authorization") or "")}})

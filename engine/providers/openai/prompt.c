@@ -116,25 +116,51 @@ char *akg_prompt_grammar(size_t budget, char *err, size_t errlen)
                  path, ferr);
         return NULL;
     }
-    akg_buf out, left;
-    akg_buf_init(&out, 0);
-    akg_buf_init(&left, 0);
-    /* sections start at a line "## "; what is before the first one is the title and intro */
+    /* sections start at a line "## "; what is before the first one is the title and intro.
+     * The syntax, the semantics, the binding and the examples are what a model needs to write
+     * a sketch; they go in first, the rest (the intro last) as the budget allows, and the
+     * chosen ones are printed in the document's order. */
+    enum { MAX_SECTIONS = 64 };
+    static const char *const wanted[] = {"## Syntax", "## Semantics", "## Binding", "## Examples"};
+    const char *start[MAX_SECTIONS];
+    size_t size[MAX_SECTIONS];
+    int keep[MAX_SECTIONS] = {0};
+    size_t n = 0, used = 0;
     const char *p = t, *end = t + len;
-    while (p < end) {
+    while (p < end && n < MAX_SECTIONS) {
         const char *next = p;
         do {
             const char *nl = memchr(next, '\n', (size_t)(end - next));
             next = nl ? nl + 1 : end;
         } while (next < end && strncmp(next, "## ", 3) != 0);
-        size_t n = (size_t)(next - p);
-        if (out.len + n <= budget) {
-            akg_buf_append(&out, p, n);
-        } else {
-            const char *nl = memchr(p, '\n', n);
-            akg_buf_appendf(&left, "%s%.*s", left.len ? "; " : "", (int)((nl ? nl : next) - p), p);
-        }
+        start[n] = p;
+        size[n] = (size_t)(next - p);
+        n++;
         p = next;
+    }
+    for (size_t w = 0; w <= sizeof wanted / sizeof wanted[0]; w++)
+        for (size_t i = w < sizeof wanted / sizeof wanted[0] ? 0 : 1; i < n; i++) {
+            int match = w < sizeof wanted / sizeof wanted[0]
+                            ? strncmp(start[i], wanted[w], strlen(wanted[w])) == 0
+                            : 1;
+            if (match && !keep[i] && used + size[i] <= budget) {
+                keep[i] = 1;
+                used += size[i];
+            }
+        }
+    if (n && !keep[0] && used + size[0] <= budget)
+        keep[0] = 1;
+    akg_buf out, left;
+    akg_buf_init(&out, 0);
+    akg_buf_init(&left, 0);
+    for (size_t i = 0; i < n; i++) {
+        if (keep[i]) {
+            akg_buf_append(&out, start[i], size[i]);
+        } else if (i > 0) {
+            const char *nl = memchr(start[i], '\n', size[i]);
+            akg_buf_appendf(&left, "%s%.*s", left.len ? "; " : "",
+                            (int)((nl ? nl : start[i] + size[i]) - start[i]), start[i]);
+        }
     }
     if (left.len)
         akg_buf_appendf(&out, "\n(Left out to fit the prompt: %s.)\n", left.data);

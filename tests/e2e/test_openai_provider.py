@@ -1,0 +1,131 @@
+"""End to end: `akg_cli op --provider openai` against the loopback replay server.
+
+The server replays a recorded conversation for relu (tests/providers/fixtures/script_relu_*.json):
+the first answer's sketch does not check (the provider sends the checker's diagnostics back), the
+second checks but computes abs(x) (verification fails, the Conductor routes it to the Designer
+with the failure), the third holds a broken block and then the right sketch, which passes. The
+report and the store show both designs and their tokens; the API key set in the environment
+reaches the server's Authorization header and nothing else: not the run folder, the store, the
+CLI's output."""
+import json
+import os
+import secrets
+import sqlite3
+import subprocess
+import sys
+import unittest
+import urllib.request
+
+from akgtest import REFS, SOURCE, CliTest
+
+SERVER = os.path.join(SOURCE, "tests", "providers", "replay_server.py")
+
+
+class OpenAIProviderTest(CliTest):
+    def setUp(self):
+        super().setUp()
+        self.server = subprocess.Popen([sys.executable, SERVER], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, text=True)
+        line = self.server.stdout.readline()
+        self.assertTrue(line.startswith("PORT "), line)
+        self.port = int(line.split()[1])
+        self.key = "sk-replay-" + secrets.token_hex(16)
+        self.tag = "relu" + secrets.token_hex(4)
+        home = os.path.join(self.dir, "home")
+        os.makedirs(home)
+        # no settings file of the user's: the environment alone points at the server
+        self.env.update(HOME=home, AKG_AGENTS_API_KEY=self.key,
+                        AKG_AGENTS_MODEL_NAME="replay-coder-7b",
+                        AKG_AGENTS_BASE_URL="http://127.0.0.1:%d/script-relu/%s/v1"
+                        % (self.port, self.tag))
+
+    def tearDown(self):
+        self.server.stdin.close()
+        self.server.wait(timeout=10)
+        self.server.stdout.close()
+        super().tearDown()
+
+    def stats(self):
+        with urllib.request.urlopen("http://127.0.0.1:%d/stats/%s" % (self.port, self.tag),
+                                    timeout=10) as r:
+            return json.load(r)
+
+    def test_wrong_design_then_right(self):
+        # the first verified kernel is kept (a design asked to be faster would be a fourth request)
+        p, report = self.op(os.path.join(REFS, "relu.py"), "--provider", "openai",
+                            "--min-speedup", "0", "--profile-runs", "5", name="run")
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        self.assertEqual(report["status"], "pass", json.dumps(report, indent=1)[-3000:])
+
+        # three model requests: the unchecked sketch, its repair, the routed redesign
+        st = self.stats()
+        self.assertEqual(st["requests"], 3, st)
+        self.assertEqual(set(st["auth"]), {"Bearer " + self.key})
+        last_user = [b["messages"][-1]["content"] for b in st["bodies"]]
+        self.assertIn("t9", last_user[1])  # the checker's diagnostic went back to the model
+        self.assertIn("sketch.sketch:", last_user[1])
+        self.assertIn("abs(t0)", last_user[2])  # the tried design, with the failure's class
+        self.assertIn("Attempt 1 failed", last_user[2])
+        self.assertIn("The Unified Sketch language", st["bodies"][0]["messages"][0]["content"])
+
+        # the report: the wrong design's candidate, then the passing one, each with its tokens
+        cands = report["candidates"]
+        self.assertGreaterEqual(len(cands), 2, cands)
+        first, last = cands[0], cands[-1]
+        self.assertEqual(first["status"], "fail")
+        self.assertEqual(first["blame"], "design")
+        self.assertEqual(last["status"], "pass")
+        d1, d2 = first["design"], last["design"]
+        self.assertEqual(d1["source"], "openai")
+        self.assertEqual(d1["model"], "replay-coder-7b")
+        self.assertEqual(d1["level"], "standard")  # cpu/cpp's agent_model_config
+        self.assertEqual(d1["checker_rounds"], 1)
+        self.assertEqual([r["sketch_checks"] for r in d1["requests"]], [False, True])
+        self.assertEqual(d1["prompt_tokens"], 5123 + 5702)
+        self.assertEqual(d1["completion_tokens"], 311 + 298)
+        self.assertEqual(d2["checker_rounds"], 0)
+        self.assertEqual(d2["prompt_tokens"], 6410)
+        self.assertEqual(d2["completion_tokens"], 305)
+        self.assertEqual(report["design"]["prompt_tokens"], 6410)
+
+        # the store: the run's report with both designs, a row per candidate
+        db = sqlite3.connect(self.env["AKG_STORE"])
+        run_id, stored = db.execute("SELECT id, report FROM runs ORDER BY id DESC").fetchone()
+        n = db.execute("SELECT count(*) FROM candidates WHERE run_id = ?", (run_id,)).fetchone()
+        db.close()
+        self.assertGreaterEqual(n[0], 2)
+        stored = json.loads(stored)
+        self.assertEqual(stored["candidates"][0]["design"]["prompt_tokens"], 5123 + 5702)
+
+        # the key: in no file of the run folder, the store, or the CLI's output
+        key = self.key.encode()
+        self.assertNotIn(key, p.stdout.encode() + p.stderr.encode())
+        seen = 0
+        for root, _dirs, files in os.walk(self.dir):
+            if root.startswith(os.path.join(self.dir, "home")):
+                continue
+            for f in files:
+                with open(os.path.join(root, f), "rb") as fh:
+                    self.assertNotIn(key, fh.read(), os.path.join(root, f))
+                seen += 1
+        self.assertGreater(seen, 3)
+
+    def test_no_server(self):
+        # nothing listens there: the design ends with the endpoint named, in bounded time
+        self.env["AKG_AGENTS_BASE_URL"] = "http://127.0.0.1:9/v1"
+        settings = os.path.join(self.dir, ".akg")
+        os.makedirs(settings)
+        with open(os.path.join(settings, "settings.json"), "w") as f:
+            json.dump({"models": {"standard": {"max_retries": 0}}}, f)
+        p, report = self.op(os.path.join(REFS, "relu.py"), "--provider", "openai", name="run",
+                            timeout=120)
+        self.assertNotEqual(p.returncode, 0)
+        detail = report["error"]["detail"]
+        self.assertIn("http://127.0.0.1:9/v1", detail)
+        self.assertIn("(connect)", detail)
+        self.assertEqual(report["candidates"], [])
+        self.assertNotIn(self.key, p.stdout + p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
