@@ -209,8 +209,10 @@ int cu_op_kind(const cu_op *op); /* 0 arithmetic, 1 comparison, 2 logical, 3 whe
 const char *cu_op_apply(cu_ctx *C, const cu_op *op, const char *ctype, const char *const *args);
 extern const char cu_prelude[];
 
-/* ---- cu_lower.c ---- */
+/* ---- cu_stmt.c: statements inside a kernel ---- */
 void cu_kernel_stmts(cu_ctx *C, const akg_sketch_stmt *const *stmts, size_t n);
+
+/* ---- cu_lower.c: the host walk, kernels and the launcher ---- */
 void cu_lower_module(cu_ctx *C, akg_buf *out);
 
 #endif
