@@ -16,10 +16,11 @@ from akgtest import CLI, SOURCE, CliTest
 
 VENV_PYTHON = os.path.join(SOURCE, ".venv-torch2", "bin", "python")
 SUITE = os.path.join(SOURCE, "tests", "sketch", "difftest", "suite.py")
-# one operator or more of each family with GPU designs, and each kind of branch
-OPS = ["activation/gelu", "activation/softmax", "activation/softmax_dim1", "reduction/sum_all",
-       "reduction/sum_dim0", "reduction/argmax_dim0", "reduction/argmin_dim_last", "loss/mse",
-       "norm/layer_norm", "norm/frobenius_norm"]
+# one operator of each family with GPU designs and each kind of branch (designing is what costs:
+# a harness worker and a probe each; the other operators' designs run in the difftest suite's
+# split variants and sketch_difftest_triton_cuda)
+OPS = ["activation/gelu", "activation/softmax", "reduction/sum_all", "reduction/sum_dim0",
+       "reduction/argmax_dim0", "loss/mse", "norm/layer_norm"]
 
 
 def tune_first(sketch, name):
@@ -80,7 +81,7 @@ class GpuDesignsTest(CliTest):
         self.assertNotIn("load(y[", text)
 
     def test_reductions_over_many_programs(self):
-        for op in ("reduction/sum_all", "loss/mse", "norm/frobenius_norm"):
+        for op in ("reduction/sum_all", "loss/mse"):
             # one long row: P programs write partials, a second launch combines them
             text = self.sketch(op)
             self.assertIn("designed for a GPU", text, op)
@@ -89,7 +90,7 @@ class GpuDesignsTest(CliTest):
         # strided with few column groups: the rows are cut into parts as well
         text = self.sketch("reduction/sum_dim0")
         self.assertIn('part0 = alloc([O, P, I], dtype=f32, llm_hint=["slow"])', text)
-        for op in ("reduction/argmax_dim0", "reduction/argmin_dim_last", "norm/layer_norm"):
+        for op in ("reduction/argmax_dim0", "norm/layer_norm"):
             self.assertIn("designed for a GPU", self.sketch(op), op)
 
 
