@@ -4,7 +4,9 @@ A kernel is the kernel.cu `akg_cli sketch emit --backend cuda --dsl cuda` writes
 and the launcher ``extern "C" int akg_kernel(void *const *tensors, const int64_t *symbols,
 const double *params, void *stream)`` taking device pointers. Each is built alone by nvcc into its own
 library with the backend's flags (``compiler.flags`` of backends/cuda/cuda/config.yaml) and
-``-arch=sm_<arch>``, as its build_argv does; the builds run ``jobs`` at a time.
+``-arch=sm_<arch>``, as its build_argv does; the builds run ``jobs`` at a time. A GPU machine without
+nvcc can take the libraries of an earlier run elsewhere (``prebuilt``: that run's work folder, whose
+<op>/kernel.cu, kernel.so and kernel.arch are used where the source and the arch are the same).
 
 On a machine with an NVIDIA GPU, the calls run in a spawned child (kernels.run_calls; spawned, not
 forked: CUDA cannot be used in a child forked after the parent touched it) that copies each call's
@@ -81,14 +83,39 @@ def _first_errors(stderr: str, lines: int = 12) -> str:
     return "\n".join(picked or stderr.splitlines()[:lines])
 
 
-def build(kernels_: Sequence[Tuple[int, str]], work: str, nvcc: str, arch: str, jobs: int) -> kernels.Built:
-    """Builds every (id, kernel.cu path) into kernel_<id>.so next to it, ``jobs`` nvcc at a time."""
+def _prebuilt(folder: str, src: str, arch: str) -> Optional[str]:
+    """folder/<op>/kernel.so when folder/<op>/kernel.cu is src's text and kernel.arch is arch, else None."""
+    theirs = os.path.join(folder, os.path.basename(os.path.dirname(src)))
+    try:
+        with open(src, encoding="utf-8") as a, open(os.path.join(theirs, "kernel.cu"), encoding="utf-8") as b:
+            same = a.read() == b.read()
+        with open(os.path.join(theirs, "kernel.arch"), encoding="utf-8") as f:
+            same = same and f.read().strip() == arch
+    except OSError:
+        return None
+    lib = os.path.join(theirs, "kernel.so")
+    return lib if same and os.path.isfile(lib) else None
+
+
+def build(kernels_: Sequence[Tuple[int, str]], work: str, nvcc: Optional[str], arch: str, jobs: int,
+          prebuilt: Optional[str] = None) -> kernels.Built:
+    """Builds every (id, <op>/kernel.cu path) into kernel.so next to it (kernel.arch names the arch),
+    ``jobs`` nvcc at a time, or takes prebuilt's library for the same source and arch."""
     out = kernels.Built()
     flags = nvcc_flags() + [f"-arch={arch}"]
 
     def one(item: Tuple[int, str]) -> None:
         kernel_id, src = item
-        lib = os.path.join(os.path.dirname(src), f"kernel_{kernel_id}.so")
+        lib = os.path.join(os.path.dirname(src), "kernel.so")
+        theirs = _prebuilt(prebuilt, src, arch) if prebuilt else None
+        if theirs:
+            shutil.copyfile(theirs, lib)
+            out.library[kernel_id] = lib
+            return
+        if nvcc is None:
+            out.errors[kernel_id] = (f"no nvcc here, and {prebuilt or 'no --prebuilt folder'} has no library built "
+                                     f"for {arch} from this kernel.cu")
+            return
         try:
             proc = subprocess.run([nvcc, *flags, "-o", lib, src], capture_output=True, text=True,
                                   timeout=BUILD_TIMEOUT)
@@ -96,6 +123,8 @@ def build(kernels_: Sequence[Tuple[int, str]], work: str, nvcc: str, arch: str, 
             out.errors[kernel_id] = f"nvcc did not finish in {BUILD_TIMEOUT:g} s"
             return
         if proc.returncode == 0:
+            with open(os.path.join(os.path.dirname(src), "kernel.arch"), "w", encoding="utf-8") as f:
+                f.write(arch + "\n")
             out.library[kernel_id] = lib
         else:
             out.errors[kernel_id] = f"nvcc {' '.join(flags)}:\n" + _first_errors(proc.stderr or proc.stdout)

@@ -360,8 +360,8 @@ def lower_build_run(ops: Sequence[Op], akg_cli: str, work: str, cxx: str, extra:
     return None, times
 
 
-def lower_build_run_cuda(ops: Sequence[Op], akg_cli: str, work: str, nvcc: str, arch: str, on_gpu: bool,
-                         jobs: int) -> Tuple[Optional[str], Dict[str, float]]:
+def lower_build_run_cuda(ops: Sequence[Op], akg_cli: str, work: str, nvcc: Optional[str], arch: str, on_gpu: bool,
+                         jobs: int, prebuilt: Optional[str]) -> Tuple[Optional[str], Dict[str, float]]:
     """--dsl cuda: lowers every operator with `sketch emit --backend cuda --dsl cuda`, builds each kernel.cu
     with nvcc for arch (cuda_kernels.py) and, on a GPU, calls it on the device in spawned children on
     copies of the C++ path's starting tensors; the comparison is the C++ path's. Without a GPU an
@@ -390,7 +390,7 @@ def lower_build_run_cuda(ops: Sequence[Op], akg_cli: str, work: str, nvcc: str, 
             f.write(em.source)
         sources.append((op.index, path))
     t1 = time.monotonic()
-    built = cuda_kernels.build(sources, work, nvcc, arch, jobs)
+    built = cuda_kernels.build(sources, work, nvcc, arch, jobs, prebuilt)
     t2 = time.monotonic()
     times.update(lowering=t1 - t0)
     times[f"building (nvcc, {arch})"] = t2 - t1
@@ -630,6 +630,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              "Triton's interpreter, TRITON_INTERPRET=1: no GPU needed) or cuda/cuda (CUDA C built "
                              "by nvcc, run on the GPU where there is one, else only built)")
     parser.add_argument("--arch", default="sm_90", help="--dsl cuda: nvcc's -arch (sm_90a for an H100/H200)")
+    parser.add_argument("--prebuilt", help="--dsl cuda: an earlier run's work folder (on a machine with nvcc) whose "
+                                           "libraries are used where the kernel.cu and the arch are the same")
     args = parser.parse_args(argv)
     triton = args.dsl == "triton_cuda"
     cuda_c = args.dsl == "cuda"
@@ -658,7 +660,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         import cuda_kernels
 
         nvcc = cuda_kernels.find_nvcc()
-        if nvcc is None:
+        if nvcc is None and not args.prebuilt:
             print("sketch difftest suite skipped: nvcc is not installed (set AKG_NVCC, put it on PATH, or let "
                   "scripts/setup.sh test make .venv-nvcc)")
             return SKIP
@@ -691,7 +693,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     how = ("cuda/triton_cuda under Triton's interpreter" + (", compiled for sm_90" if args.compile else "")
            if triton else f"flags {' '.join(flags + args.cxxflags.split())}")
     if cuda_c:
-        how = (f"cuda/cuda built by {nvcc} for {args.arch}, "
+        how = (f"cuda/cuda built by {nvcc or 'nobody (--prebuilt only)'} for {args.arch}, "
                + (f"run on {gpu_name}" if gpu_name else "no GPU here: built only"))
     print(f"sketch difftest suite: {len(ops)} operators, work folder {work}, {how}")
     times: Dict[str, float] = {}
@@ -723,8 +725,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"sketch difftest suite: cases {times['shrinking and interpreting']:.1f} s", flush=True)
 
     if cuda_c:
-        assert nvcc is not None
-        skip, kernel_times = lower_build_run_cuda(ops, akg_cli, work, nvcc, args.arch, bool(gpu_name), args.jobs)
+        prebuilt = os.path.abspath(args.prebuilt) if args.prebuilt else None
+        skip, kernel_times = lower_build_run_cuda(ops, akg_cli, work, nvcc, args.arch, bool(gpu_name), args.jobs,
+                                                  prebuilt)
     elif triton:
         skip, kernel_times = lower_run_triton(ops, akg_cli, work, args.jobs, args.compile)
     else:

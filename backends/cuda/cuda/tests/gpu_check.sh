@@ -12,7 +12,9 @@
 # akg_cli: $1, else $AKG_CLI, else build/akg_cli, else devbundle/bin/akg_cli (scripts/device-bundle.sh,
 # with its libraries). Python: $AKG_PYTHON, else .venv-torch2/bin/python, else python3 (PyTorch with
 # CUDA and NumPy). nvcc: $AKG_NVCC, PATH, .venv-nvcc, /usr/local/cuda/bin. Work folder: $WORK
-# (default /tmp/akg-cuda-gpu-check; failures are saved under it). Parallel jobs: $JOBS.
+# (default /tmp/akg-cuda-gpu-check; failures are saved under it). Parallel jobs: $JOBS. On a GPU
+# machine without nvcc: PREBUILT=the work folder of a run where nvcc was (its kernel.so files are
+# used where the kernel.cu and the arch are the same).
 set -u
 root=$(cd "$(dirname "$0")/../../../.." && pwd)
 cli=${1:-${AKG_CLI:-}}
@@ -32,4 +34,5 @@ cores=$(nproc 2>/dev/null || echo 2)
 jobs=${JOBS:-$((cores > 8 ? 8 : cores))}
 exec "$py" "$root/tests/sketch/difftest/suite.py" --dsl cuda --arch "${ARCH:-sm_90a}" --split-variants \
   --sketch-files "$root/tests/sketch/fixtures/triton_cuda" --ops activation/ reduction/ norm/ loss/ \
-  ${cli:+--akg-cli "$cli"} --work "${WORK:-/tmp/akg-cuda-gpu-check}" --jobs "$jobs"
+  ${cli:+--akg-cli "$cli"} ${PREBUILT:+--prebuilt "$PREBUILT"} --work "${WORK:-/tmp/akg-cuda-gpu-check}" \
+  --jobs "$jobs"
