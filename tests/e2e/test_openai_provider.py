@@ -110,6 +110,31 @@ class OpenAIProviderTest(CliTest):
                 seen += 1
         self.assertGreater(seen, 3)
 
+    def test_coder_on_the_model(self):
+        # an unbound sketch checks but the emitter cannot lower it: the Coder's model writes the
+        # kernel and model_new.py, whose library name the provider fills in. The design check
+        # runs only bound sketches (an unbound one is a design error there), so it is off here:
+        # with it on, the model codes only what the emitter refuses of a bound sketch
+        self.env["AKG_AGENTS_BASE_URL"] = "http://127.0.0.1:%d/script-relucode/%s/v1" % (
+            self.port, self.tag)
+        p, report = self.op(os.path.join(REFS, "relu.py"), "--provider", "openai",
+                            "--min-speedup", "0", "--profile-runs", "5", "--design-check", "off",
+                            name="run")
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        self.assertEqual(report["status"], "pass", json.dumps(report, indent=1)[-3000:])
+        st = self.stats()
+        self.assertEqual(st["requests"], 2, st)
+        coder = st["bodies"][1]["messages"]
+        self.assertIn("You are the Coder", coder[0]["content"])
+        self.assertIn("no bind: section", coder[-1]["content"])
+        run = os.path.join(self.dir, "run")
+        with open(os.path.join(run, "model_new.py")) as f:
+            model_new = f.read()
+        self.assertNotIn("@AKG_KERNEL_LIB@", model_new)
+        libs = [f for f in os.listdir(run) if f.startswith("kernel_") and f.endswith(".so")]
+        self.assertEqual(len(libs), 1, os.listdir(run))
+        self.assertIn(libs[0], model_new)
+
     def test_no_server(self):
         # nothing listens there: the design ends with the endpoint named, in bounded time
         self.env["AKG_AGENTS_BASE_URL"] = "http://127.0.0.1:9/v1"

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "akg/akg.h"
 #include "akg/config.h"
@@ -46,6 +47,8 @@
 #define OA_GRAMMAR_BUDGET 22000
 #define OA_FEEDBACK_BUDGET 12000
 #define OA_ANSWER_BUDGET 16000
+/* what the Coder writes in model_new.py for the library's name, which hashes the kernel */
+#define OA_LIBRARY_MARK "@AKG_KERNEL_LIB@"
 
 typedef struct {
     uv_loop_t *loop;
@@ -409,6 +412,33 @@ static const char *kernel_file_of(const char *dsl, const char **lang, int *built
     return "kernel.py";
 }
 
+/* Whether a fence's tag names lang ("cpp" also as "c++" or "cc", "cuda" as "cu"). */
+static int tag_is(const char *tag, const char *lang)
+{
+    if (strcasecmp(tag, lang) == 0)
+        return 1;
+    if (strcmp(lang, "cpp") == 0)
+        return strcasecmp(tag, "c++") == 0 || strcasecmp(tag, "cc") == 0;
+    if (strcmp(lang, "cuda") == 0)
+        return strcasecmp(tag, "cu") == 0;
+    return 0;
+}
+
+/* s with every from replaced by to; malloc'd. */
+static char *replace_all(const char *s, const char *from, const char *to)
+{
+    akg_buf b;
+    akg_buf_init(&b, 0);
+    const char *p = s, *hit;
+    while ((hit = strstr(p, from)) != NULL) {
+        akg_buf_append(&b, p, (size_t)(hit - p));
+        akg_buf_puts(&b, to);
+        p = hit + strlen(from);
+    }
+    akg_buf_puts(&b, p);
+    return akg_buf_take(&b);
+}
+
 static void code_answered(oa_work *w, const akg_openai_answer *a)
 {
     record_request(w, a, 0);
@@ -421,13 +451,20 @@ static void code_answered(oa_work *w, const akg_openai_answer *a)
         return;
     }
     const char *kernel = NULL, *model_new = NULL;
+    /* model_new.py is the block defining ModelNew; the kernel the first other block tagged
+     * with the kernel's language, else the first other block with text */
+    const char *fallback = NULL;
     for (size_t i = 0; i < parts.n_blocks; i++) {
-        const char *body = parts.blocks[i].body;
+        const char *body = parts.blocks[i].body, *tag = parts.blocks[i].tag;
         if (!model_new && strstr(body, "class ModelNew"))
             model_new = body;
-        else if (!kernel && *body)
+        else if (!kernel && *body && tag_is(tag, lang))
             kernel = body;
+        else if (!fallback && *body)
+            fallback = body;
     }
+    if (!kernel)
+        kernel = fallback;
     if (!kernel && model_new && !built)
         kernel = model_new; /* a Python DSL: the kernel may live in model_new.py */
     if (!kernel || !model_new) {
@@ -448,7 +485,8 @@ static void code_answered(oa_work *w, const akg_openai_answer *a)
     files.kernel_source = akg_strdup(kernel);
     files.kernel_filename = akg_strdup(kfile);
     files.library_filename = built ? akg_strdup(lib) : NULL;
-    files.model_new_source = akg_strdup(model_new);
+    files.model_new_source =
+        built ? replace_all(model_new, OA_LIBRARY_MARK, lib) : akg_strdup(model_new);
     akg_answer_parts_free(&parts);
     akg_provider_op *op = take_op(w);
     if (!files.kernel_source || !files.kernel_filename || !files.model_new_source) {
@@ -614,6 +652,12 @@ static int code_start_chat(oa_work *w, char *err, size_t errlen)
              r->safe ? "; the last kernel crashed, so keep it conservative (no unchecked "
                        "indexing, no racy writes)"
                      : "");
+    char library_note[512];
+    snprintf(library_note, sizeof library_note,
+             "; akg builds `%s` into a shared library in the same folder: load it with "
+             "`ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(__file__)), \"%s\"))` "
+             "(akg puts the library's name in place of %s)",
+             kfile, OA_LIBRARY_MARK, OA_LIBRARY_MARK);
     char *sys = NULL, *user = NULL;
     if (!sketch || !reference) {
         rc = akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
@@ -624,7 +668,7 @@ static int code_start_chat(oa_work *w, char *err, size_t errlen)
             {"arch", r->backend->default_arch},
             {"lang", lang},
             {"kernel_file", kfile},
-            {"library", built ? ", built into a shared library named by AKG_KERNEL_LIB" : ""},
+            {"library", built ? library_note : ""},
             {"sketch", sketch},
             {"reference", reference},
             {"last_error", last},
