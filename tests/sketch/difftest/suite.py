@@ -708,9 +708,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     else:
         # the first alone: concurrent akg_cli processes on a store that does not exist yet both
         # try to create its schema, and one of them fails ("migration 1 failed")
-        design_one(akg_cli, ops[0], work, args.seed, triton)
+        gpu_designs = triton or cuda_c  # the Designer's cuda designs serve both cuda DSLs
+        design_one(akg_cli, ops[0], work, args.seed, gpu_designs)
         with ThreadPoolExecutor(max_workers=max(1, min(2, args.jobs))) as pool:
-            list(pool.map(lambda op: design_one(akg_cli, op, work, args.seed, triton), ops[1:]))
+            list(pool.map(lambda op: design_one(akg_cli, op, work, args.seed, gpu_designs), ops[1:]))
     if args.split_variants:
         ops = ops + split_variants(ops, work)
     json_forms(akg_cli, ops)
