@@ -51,6 +51,10 @@ class OpenAIProviderTest(CliTest):
             return json.load(r)
 
     def test_wrong_design_then_right(self):
+        # answers streamed (SSE, usage in the last chunk), as with the original's stream_output
+        os.makedirs(os.path.join(self.dir, ".akg"))
+        with open(os.path.join(self.dir, ".akg", "settings.json"), "w") as f:
+            json.dump({"stream_output": True}, f)
         # the first verified kernel is kept (a design asked to be faster would be a fourth request)
         p, report = self.op(os.path.join(REFS, "relu.py"), "--provider", "openai",
                             "--min-speedup", "0", "--profile-runs", "5", name="run")
@@ -60,6 +64,7 @@ class OpenAIProviderTest(CliTest):
         # three model requests: the unchecked sketch, its repair, the routed redesign
         st = self.stats()
         self.assertEqual(st["requests"], 3, st)
+        self.assertTrue(all(b.get("stream") for b in st["bodies"]), st["bodies"][0].keys())
         self.assertEqual(set(st["auth"]), {"Bearer " + self.key})
         last_user = [b["messages"][-1]["content"] for b in st["bodies"]]
         self.assertIn("t9", last_user[1])  # the checker's diagnostic went back to the model
