@@ -825,6 +825,7 @@ typedef struct {
     size_t nin;
     const char *init_args; /* get_init_inputs' list inside, or NULL when unknown */
     const char *sample_args;
+    int sample_count;    /* how many of the inputs the sample call passes */
     const char *subject; /* named in messages: "class MLPBlock (line 12)" */
     unsigned scope_lo, scope_hi;
     TSNode init_params_owner; /* a class whose __init__ gives the init parameters */
@@ -889,6 +890,7 @@ static void plan_sample(ctor *c, plan *p, call_search *s)
         char *args = call_arguments(c, s->sample_calls[i], p->in, p->nin, &count);
         if (args) {
             p->sample_args = args;
+            p->sample_count = count;
             return;
         }
     }
@@ -917,7 +919,7 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
             unknown = i;
             break;
         }
-    if (!all_known && p->sample_args) {
+    if ((!all_known || p->sample_count > (int)used) && p->sample_args) {
         akg_buf_appendf(out, "\n\ndef get_inputs():\n    return [%s]\n", p->sample_args);
         return 0;
     }
@@ -1091,6 +1093,12 @@ static int plan_function(ctor *c, plan *p, TSNode fn)
     find_calls(c, c->root, &cs, 0);
     plan_sample(c, p, &cs);
     p->init_args = "";
+    if (p->nin == 0 && p->sample_count == 0)
+        return fail(c, AKG_EUNSUPPORTED,
+                    "%s:%u: function %s takes no inputs, so it is not an operator on tensors; "
+                    "select a function of tensors, an nn.Module subclass, or statements inside a "
+                    "forward%s",
+                    name, line_of(fn), "");
     return 0; /* the Model is written once the inputs used are known */
 }
 
@@ -1314,8 +1322,11 @@ static int construct(ctor *c, unsigned r0, unsigned r1, akg_constructed_task *ou
         for (size_t i = 0; i < p.nin; i++)
             if (p.in[i].dims || !p.in[i].default_text)
                 used = i + 1;
-        if (p.sample_args && strstr(inputs.data ? inputs.data : "", "_akg_inputs") == NULL) {
-            used = 0; /* a sample call: forward forwards what it passes */
+        int sampled = p.sample_args && !strstr(inputs.data ? inputs.data : "", "_akg_inputs");
+        if (sampled && (size_t)p.sample_count <= p.nin)
+            used = (size_t)p.sample_count; /* the inputs the sample call passes */
+        if (sampled && (size_t)p.sample_count > p.nin) {
+            /* *args: forward passes on what the sample call passes */
             akg_buf_puts(&p.model, ", *args):\n");
             akg_buf_appendf(&p.model, "        return %s(*args)\n", name);
         } else {

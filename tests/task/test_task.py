@@ -41,12 +41,14 @@ CASES = {
     "swiglu": ("swiglu.py", ("def", "SwiGLU"), "src.SwiGLU(*init)(*inputs)"),
     "residual_block": ("residual_block.py", ("def", "ResidualBlock"),
                        "src.ResidualBlock(*init)(*inputs)"),
+    "variadic": ("variadic.py", ("def", "sum_of_sines"), "src.sum_of_sines(*inputs)"),
+    "sample_call": ("variadic.py", ("def", "gated"), "src.gated(*inputs)"),
     "label_smoothing": ("label_smoothing.py", ("def", "LabelSmoothingLoss"),
                         "src.LabelSmoothingLoss(*init)(*inputs)"),
 }
 
 # the references that go on through akg_cli op to a verified CPU kernel
-VERIFIED = ["custom_fn", "dyn_scale_shift", "residual_stmts"]
+VERIFIED = ["custom_fn", "dyn_scale_shift", "residual_stmts", "norm_act"]
 
 
 def selection(path: str, sel) -> str:
@@ -131,6 +133,10 @@ class TaskTest(unittest.TestCase):
             ref = f.read()
         self.assertIn("return [DIM, HEADS]", ref)  # SelfAttention(DIM, HEADS) inside Layer
         self.assertNotIn("class Layer", ref)
+        with open(self.built["sample_call"][1]) as f:
+            ref = f.read()
+        self.assertIn("def forward(self, a, b):", ref)  # scale keeps its default
+        self.assertIn("torch.randn(4, 8), torch.rand(4, 8)", ref)
 
     def test_default_output_is_saved_beside_the_model(self):
         work = os.path.join(self.dir, "saved")
@@ -172,6 +178,9 @@ class TaskTest(unittest.TestCase):
         p = self.task(path, "8:8")
         self.assertEqual(p.returncode, 1)
         self.assertIn("inside Scale.__init__, not forward", p.stderr)
+        p = self.task(os.path.join(MODELS, "residual_block.py"), ("def", "main"))
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("function main takes no inputs", p.stderr)
         p = self.task(path, "3:2")
         self.assertEqual(p.returncode, 2)
 
