@@ -109,7 +109,7 @@ static void test_registries(const char *store)
     jo.provider = "nonesuch";
     char err[512];
     CHECK(akg_job_start(e, &jo, on_event, NULL, NULL, err, sizeof err) == AKG_EUNSUPPORTED);
-    CHECK_STR(err, "unknown provider 'nonesuch' (the only provider in this build is builtin)");
+    CHECK_STR(err, "unknown provider 'nonesuch' (the providers in this build: builtin, openai)");
     jo.provider = NULL;
     jo.dsl = "triton";
     CHECK(akg_job_start(e, &jo, on_event, NULL, NULL, err, sizeof err) == AKG_EUNSUPPORTED);
