@@ -59,6 +59,8 @@ typedef struct {
     char *name;
     char *dtype, *dims, *bound; /* from a spec or annotation; NULL when unknown */
     char *default_text;
+    const char *value; /* a number given by `# akg: name = 3` (not a tensor) */
+    int local;         /* a local of forward read by selected statements */
     unsigned row;
 } input_param;
 
@@ -908,13 +910,16 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
             p->in[i].dims = sp->dims;
             p->in[i].bound = sp->bound;
         }
-        if (p->in[i].dims || !p->in[i].default_text)
+        const symbol_value *sv = symbol_for(c, p->in[i].name);
+        if (!p->in[i].dims && sv && !sv->ncases)
+            p->in[i].value = sv->value;
+        if (p->in[i].dims || p->in[i].value || !p->in[i].default_text)
             used = i + 1;
     }
     int all_known = 1;
     size_t unknown = 0;
     for (size_t i = 0; i < used; i++)
-        if (!p->in[i].dims) {
+        if (!p->in[i].dims && !p->in[i].value) {
             all_known = 0;
             unknown = i;
             break;
@@ -927,12 +932,21 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
         input_param *u = &p->in[unknown];
         akg_buf m;
         akg_buf_init(&m, 4096);
-        akg_buf_appendf(&m,
-                        "%%s:%%u: cannot know the shape of `%s`, an input of %s: add a shape "
-                        "comment such as `# akg: %s: f32[B, 4096]` (with `# akg: B = 32`) above "
-                        "line %u, an annotation `%s: \"f32[B, 4096]\"`, or a sample call in the "
-                        "file%%s%%s",
-                        u->name, p->subject, u->name, u->row + 1, u->name);
+        if (u->local)
+            akg_buf_appendf(&m,
+                            "%%s:%%u: cannot know the shape of `%s` (assigned there), which %s "
+                            "read: add a shape comment such as `# akg: %s: f32[B, 4096]` (with "
+                            "`# akg: B = 32`) above the selection, or `# akg: %s = 3` when it is "
+                            "a number%%s%%s",
+                            u->name, p->subject, u->name, u->name);
+        else
+            akg_buf_appendf(
+                &m,
+                "%%s:%%u: cannot know the shape of `%s`, an input of %s: add a shape "
+                "comment such as `# akg: %s: f32[B, 4096]` (with `# akg: B = 32`) above "
+                "line %u, an annotation `%s: \"f32[B, 4096]\"`, or a sample call in the "
+                "file%%s%%s",
+                u->name, p->subject, u->name, u->row + 1, u->name);
         char *fmt = akg_buf_take(&m);
         int r = akg_fail(c->err, c->errlen, AKG_ENOTFOUND, fmt ? fmt : "%s:%u%s%s", c->path,
                          u->row + 1, "", "");
@@ -944,6 +958,8 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
     size_t nparams = 0;
     for (size_t i = 0; i < used; i++) {
         input_param *in = &p->in[i];
+        if (in->value)
+            continue;
         if (!torch_dtype(in->dtype)) {
             return akg_fail(c->err, c->errlen, AKG_EUNSUPPORTED,
                             "%s:%u: the dtype `%s` of `%s` is not known; write one of f32, f16, "
@@ -987,6 +1003,10 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
     akg_buf_puts(out, "):\n    return [\n");
     for (size_t i = 0; i < used; i++) {
         input_param *in = &p->in[i];
+        if (in->value) {
+            akg_buf_appendf(out, "        %s,\n", in->value);
+            continue;
+        }
         const char *dt = torch_dtype(in->dtype);
         const char *dims = *trim(in->dims) ? in->dims : "";
         if (!strcmp(dt, "torch.bool"))
@@ -1184,6 +1204,7 @@ static int plan_statements(ctor *c, plan *p, TSNode cls, TSNode fwd, unsigned r0
             }
         if (d->row == r0) {
             /* A local of forward: name the line that defines it. */
+            d->local = 1;
             TSNode st0 = ts_node_named_child(body, (uint32_t)first);
             TSNode idn = {0};
             for (uint32_t i = 0; i < (uint32_t)first; i++) {

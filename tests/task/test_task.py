@@ -158,6 +158,13 @@ class TaskTest(unittest.TestCase):
         self.assertIn("# akg: x: f32[", p.stderr)
         self.assertEqual(p.stdout, "")
 
+    def test_unknown_local_shape_in_forward_statements(self):
+        path = os.path.join(MODELS, "forward_stmts.py")
+        p = self.task(path, ("stmts", "probs =", "probs ="))
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("forward_stmts.py:20: cannot know the shape of `scores`", p.stderr)
+        self.assertIn("# akg: scores: f32[", p.stderr)
+
     def test_unknown_symbol_names_the_symbol(self):
         path = os.path.join(self.dir, "nosym.py")
         with open(path, "w") as f:
