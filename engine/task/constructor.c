@@ -76,8 +76,8 @@ typedef struct {
     int included[1024];
     const char *needed[MAX_NAMES]; /* borrowed or owned by owned[] */
     size_t nneeded;
-    char *owned[MAX_NAMES * 2];
-    size_t nowned;
+    char **owned; /* every string made here, freed at the end */
+    size_t nowned, owned_cap;
     shape_spec specs[MAX_SPECS];
     size_t nspecs;
     symbol_value syms[MAX_SPECS];
@@ -89,20 +89,33 @@ typedef struct {
 
 static char *own(ctor *c, char *s)
 {
-    if (s && c->nowned < sizeof c->owned / sizeof c->owned[0])
-        c->owned[c->nowned++] = s;
+    if (!s)
+        return NULL;
+    if (c->nowned == c->owned_cap) {
+        size_t cap = c->owned_cap ? c->owned_cap * 2 : 256;
+        char **grown = realloc(c->owned, cap * sizeof *grown);
+        if (!grown) {
+            free(s);
+            return NULL;
+        }
+        c->owned = grown;
+        c->owned_cap = cap;
+    }
+    c->owned[c->nowned++] = s;
     return s;
 }
 
 static char *text_of(ctor *c, TSNode n)
 {
     uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+    static char empty[1];
     char *p = malloc(e - s + 1);
     if (!p)
-        return own(c, akg_strdup(""));
+        return empty; /* out of memory: the name matches nothing, the caller goes on */
     memcpy(p, c->src + s, e - s);
     p[e - s] = '\0';
-    return own(c, p);
+    p = own(c, p);
+    return p ? p : empty;
 }
 
 static char *dup_range(ctor *c, const char *s, size_t n)
@@ -738,7 +751,7 @@ static void copy_reindented(ctor *c, akg_buf *b, uint32_t start, uint32_t end, i
     while (start > 0 && c->src[start - 1] != '\n')
         start--;
     int base = 0;
-    while (c->src[start + base] == ' ')
+    while (start + base < end && c->src[start + base] == ' ')
         base++;
     const char *p = c->src + start, *e = c->src + end;
     while (p < e) {
@@ -1437,6 +1450,7 @@ int akg_task_construct(const char *source, size_t len, const char *path, unsigne
     ts_parser_delete(parser);
     for (size_t i = 0; i < c->nowned; i++)
         free(c->owned[i]);
+    free(c->owned);
     free(c);
     return rc;
 }

@@ -9,6 +9,7 @@ cannot be known is named with its line and the comment that would fix it.
 import ast
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -43,6 +44,8 @@ CASES = {
                        "src.ResidualBlock(*init)(*inputs)"),
     "variadic": ("variadic.py", ("def", "sum_of_sines"), "src.sum_of_sines(*inputs)"),
     "sample_call": ("variadic.py", ("def", "gated"), "src.gated(*inputs)"),
+    "temperature_stmts": ("temperature_stmts.py", ("stmts", "logits =", "return probs"),
+                          "(inputs[0] / 0.5).softmax(-1) if inputs[1] == 0.5 else None"),
     "label_smoothing": ("label_smoothing.py", ("def", "LabelSmoothingLoss"),
                         "src.LabelSmoothingLoss(*init)(*inputs)"),
 }
@@ -190,6 +193,23 @@ class TaskTest(unittest.TestCase):
         self.assertIn("function main takes no inputs", p.stderr)
         p = self.task(path, "3:2")
         self.assertEqual(p.returncode, 2)
+
+    def test_no_memory_errors_or_leaks(self):
+        """The constructor under valgrind, on selections of each kind and on failures."""
+        if not shutil.which("valgrind"):
+            self.skipTest("valgrind is not installed")
+        for model, sel in (("attention.py", ("def", "SelfAttention")),
+                           ("forward_stmts.py", ("stmts", "scores =", "out =")),
+                           ("dyn_scale_shift.py", ("def", "scale_shift_relu")),
+                           ("variadic.py", ("def", "sum_of_sines")),
+                           ("unknown_shape.py", ("def", "Scale")),
+                           ("unknown_shape.py", "1")):
+            path = os.path.join(MODELS, model)
+            p = subprocess.run(["valgrind", "-q", "--leak-check=full", "--error-exitcode=9", CLI,
+                                "task", path, "--no-save", "--select",
+                                sel if isinstance(sel, str) else selection(path, sel)],
+                               capture_output=True, text=True, timeout=120)
+            self.assertIn(p.returncode, (0, 1), "%s: %s" % (model, p.stderr[-3000:]))
 
     def test_three_references_give_verified_cpu_kernels(self):
         for name in VERIFIED:
