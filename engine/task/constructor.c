@@ -164,6 +164,18 @@ static unsigned line_of(TSNode n)
 static int binds(ctor *c, TSNode st, const char *name)
 {
     TSNode d = unwrap(st);
+    if (is(d, "try_statement") || is(d, "if_statement") || is(d, "block") ||
+        is(d, "except_clause") || is(d, "else_clause") || is(d, "elif_clause")) {
+        /* try: from jaxtyping import Float / except ImportError: Float = ... */
+        TSNode cond = field(d, "condition");
+        if (!ts_node_is_null(cond) && strstr(text_of(c, cond), "__name__"))
+            return 0; /* the sample code under if __name__ == "__main__" */
+        uint32_t k = ts_node_named_child_count(d);
+        for (uint32_t i = 0; i < k; i++)
+            if (binds(c, ts_node_named_child(d, i), name))
+                return 1;
+        return 0;
+    }
     if (is(d, "function_definition") || is(d, "class_definition"))
         return text_is(c, field(d, "name"), name);
     if (is(d, "import_statement") || is(d, "import_from_statement")) {
@@ -494,10 +506,14 @@ static void read_annotation(ctor *c, TSNode type, input_param *p)
             }
         if (!p->dtype)
             return;
-        for (char *d = q1 + 1; *d; d++)
-            if (*d == ' ')
-                *d = ',';
-        p->dims = q1 + 1;
+        akg_buf dims; /* "B T 64" -> "B, T, 64" */
+        akg_buf_init(&dims, 4096);
+        char *save = NULL;
+        for (char *w = strtok_r(q1 + 1, " ", &save); w; w = strtok_r(NULL, " ", &save))
+            akg_buf_appendf(&dims, "%s%s", dims.len ? ", " : "", w);
+        p->dims = own(c, akg_buf_take(&dims));
+        if (!p->dims)
+            p->dims = (char *)"";
     }
 }
 

@@ -46,6 +46,8 @@ CASES = {
     "sample_call": ("variadic.py", ("def", "gated"), "src.gated(*inputs)"),
     "temperature_stmts": ("temperature_stmts.py", ("stmts", "logits =", "return probs"),
                           "(inputs[0] / 0.5).softmax(-1) if inputs[1] == 0.5 else None"),
+    "layer_scale": ("layer_scale.py", ("def", "layer_scale_residual"),
+                    "src.layer_scale_residual(*inputs)"),
     "label_smoothing": ("label_smoothing.py", ("def", "LabelSmoothingLoss"),
                         "src.LabelSmoothingLoss(*init)(*inputs)"),
 }
@@ -136,6 +138,10 @@ class TaskTest(unittest.TestCase):
             ref = f.read()
         self.assertIn("return [DIM, HEADS]", ref)  # SelfAttention(DIM, HEADS) inside Layer
         self.assertNotIn("class Layer", ref)
+        with open(self.built["layer_scale"][1]) as f:
+            ref = f.read()
+        self.assertIn("from jaxtyping import Float", ref)  # the try: that binds Float
+        self.assertIn("torch.randn((B, T, 64), dtype=torch.float32)", ref)
         with open(self.built["sample_call"][1]) as f:
             ref = f.read()
         self.assertIn("def forward(self, a, b):", ref)  # scale keeps its default
