@@ -24,8 +24,9 @@
  * runs in milliseconds on a CPU (the user edits the saved file to widen them).
  * How the module is constructed comes from a call `Block(...)` in the file
  * whose arguments are known (literals, constants, variables assigned before),
- * from `# akg: init = [...]`, or from __init__'s defaults. What stays unknown
- * fails with the variable, its line and the comment that would fix it.
+ * from `# akg: init = [...]`, or from __init__'s defaults. An input that is a
+ * number takes `# akg: temperature = 0.5`. What stays unknown fails with the
+ * variable, its line and the comment that would fix it.
  */
 #include <ctype.h>
 #include <stdio.h>
