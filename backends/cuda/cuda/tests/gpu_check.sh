@@ -1,7 +1,8 @@
 #!/bin/sh
 # gpu_check.sh [AKG_CLI]: the cuda/cuda backend checked without the engine, in one command. Every
 # sketch of the activation, reduction, norm and loss families (the Designer's snapshot in
-# tests/sketch/fixtures/triton_cuda, and each with its row-split thresholds lowered, OP@split) is
+# tests/sketch/fixtures/triton_cuda, or with FRESH=1 the Designer's current cuda designs, written by
+# `akg_cli op --workflow design_only` first; and each with its row-split thresholds lowered) is
 # lowered to CUDA C by `akg_cli sketch emit`, built by nvcc into its own .so for $ARCH (default
 # sm_90a, the H100/H200's), and, on a machine where PyTorch sees a GPU, called on the device on two
 # small cases and compared tensor by tensor with the sketch interpreter (the reference's semantics);
@@ -32,7 +33,10 @@ py=${AKG_PYTHON:-}
 [ -z "$py" ] && py=python3
 cores=$(nproc 2>/dev/null || echo 2)
 jobs=${JOBS:-$((cores > 8 ? 8 : cores))}
+designs="--sketch-files $root/tests/sketch/fixtures/triton_cuda"
+[ "${FRESH:-0}" = 1 ] && designs=
+# shellcheck disable=SC2086 # $designs is two words or none
 exec "$py" "$root/tests/sketch/difftest/suite.py" --dsl cuda --arch "${ARCH:-sm_90a}" --split-variants \
-  --sketch-files "$root/tests/sketch/fixtures/triton_cuda" --ops activation/ reduction/ norm/ loss/ \
+  $designs --ops activation/ reduction/ norm/ loss/ \
   ${cli:+--akg-cli "$cli"} ${PREBUILT:+--prebuilt "$PREBUILT"} --work "${WORK:-/tmp/akg-cuda-gpu-check}" \
   --jobs "$jobs"
