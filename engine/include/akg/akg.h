@@ -68,6 +68,16 @@ char *akg_buf_steal(akg_buf *b);
 char *akg_buf_take(akg_buf *b);
 void akg_buf_free(akg_buf *b);
 
+/* A bump allocator (engine/util/arena.c): zeroed, aligned allocations released all at once.
+ * Zero-initialise; cap (bytes, 0: none) bounds the blocks it may hold. */
+typedef struct {
+    struct akg_arena_chunk *head;
+    size_t total, cap;
+} akg_arena;
+/* n bytes, or NULL: *over_cap is 1 when the cap would be passed, else memory ran out. */
+void *akg_arena_alloc(akg_arena *a, size_t n, int *over_cap);
+void akg_arena_free(akg_arena *a);
+
 /* Reads a whole file (at most limit bytes) into a malloc'd NUL-terminated
  * string; the caller frees it. */
 int akg_read_file(const char *path, size_t limit, char **out, size_t *out_len, char *err,

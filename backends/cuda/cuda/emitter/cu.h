@@ -114,8 +114,6 @@ typedef struct {
     akg_dtype dt;   /* CB_PARAM: declared dtype */
 } cu_bind;
 
-typedef struct cu_chunk cu_chunk;
-
 /* A per-block global scratch buffer a kernel needs (its pointer is a kernel argument). */
 typedef struct {
     const char *c;     /* the kernel argument's name */
@@ -129,9 +127,8 @@ typedef struct {
     size_t errlen;
     int status;
     const char *source; /* the sketch file's name, for messages */
-    cu_chunk *arena;
-    size_t arena_total;
-    akg_buf *out; /* where cu_line writes */
+    akg_arena arena;    /* the lowering's strings and nodes (akg/akg.h) */
+    akg_buf *out;       /* where cu_line writes */
     int indent;
     int temp;
     const akg_sketch_stmt *cur;

@@ -11,50 +11,24 @@
 
 #include "cu.h"
 
-#define CU_ARENA_BLOCK (64u * 1024u)
 #define CU_ARENA_CAP (256u << 20)
 #define CU_MAX_BINDS 100000u
 
-struct cu_chunk {
-    cu_chunk *next;
-    size_t used, size;
-    max_align_t data[];
-};
-
 void *cu_alloc(cu_ctx *C, size_t n)
 {
-    n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
-    cu_chunk *b = C->arena;
-    if (!b || b->size - b->used < n) {
-        size_t size = n > CU_ARENA_BLOCK ? n : CU_ARENA_BLOCK;
-        if (C->arena_total + size > CU_ARENA_CAP) {
-            cu_fail(C, NULL, "the lowering needs more than %u MiB of memory", CU_ARENA_CAP >> 20);
-            return NULL;
-        }
-        b = malloc(sizeof *b + size);
-        if (!b) {
-            cu_fail(C, NULL, "out of memory");
-            return NULL;
-        }
-        b->next = C->arena;
-        b->used = 0;
-        b->size = size;
-        C->arena = b;
-        C->arena_total += size;
-    }
-    void *p = (char *)b->data + b->used;
-    b->used += n;
-    memset(p, 0, n);
+    int over = 0;
+    C->arena.cap = CU_ARENA_CAP;
+    void *p = akg_arena_alloc(&C->arena, n, &over);
+    if (!p && over)
+        cu_fail(C, NULL, "the lowering needs more than %u MiB of memory", CU_ARENA_CAP >> 20);
+    else if (!p)
+        cu_fail(C, NULL, "out of memory");
     return p;
 }
 
 void cu_release(cu_ctx *C)
 {
-    while (C->arena) {
-        cu_chunk *n = C->arena->next;
-        free(C->arena);
-        C->arena = n;
-    }
+    akg_arena_free(&C->arena);
     free(C->binds);
     C->binds = NULL;
     C->n_binds = C->cap_binds = 0;

@@ -82,8 +82,6 @@ typedef struct {
     const char *host;
 } tt_pad;
 
-typedef struct tt_chunk tt_chunk;
-
 /* What differs between the Triton targets that share this lowering (the per-target hook):
  * cuda/triton_cuda (tt_backend.c) and ascend/triton_ascend (backends/ascend/triton_ascend/).
  * The kernels' text is the same Triton; the targets differ in the runtime around it. */
@@ -110,13 +108,12 @@ typedef struct {
     const tt_target *target;
     char *err;
     size_t errlen;
-    int status; /* sticky: the first failure wins */
-    tt_chunk *arena;
-    akg_buf *out; /* where tt_line writes */
+    int status;      /* sticky: the first failure wins */
+    akg_arena arena; /* the lowering's strings and nodes (akg/akg.h) */
+    akg_buf *out;    /* where tt_line writes */
     int indent;
     int temp;                   /* temporaries _t<N> */
     const akg_sketch_stmt *cur; /* the statement being lowered (for messages) */
-    size_t arena_total;
 
     akg_sketch_binding consts[TT_MAX_CONSTS]; /* symbols bound to constants */
     size_t n_consts;

@@ -11,49 +11,23 @@
 
 #include "tt.h"
 
-#define TT_ARENA_BLOCK (64u * 1024u)
 #define TT_ARENA_CAP (256u << 20)
-
-struct tt_chunk {
-    tt_chunk *next;
-    size_t used, size;
-    max_align_t data[];
-};
 
 void *tt_alloc(tt_ctx *C, size_t n)
 {
-    n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
-    tt_chunk *b = C->arena;
-    if (!b || b->size - b->used < n) {
-        size_t size = n > TT_ARENA_BLOCK ? n : TT_ARENA_BLOCK;
-        if (C->arena_total + size > TT_ARENA_CAP) {
-            tt_fail(C, NULL, "the lowering needs more than %u MiB of memory", TT_ARENA_CAP >> 20);
-            return NULL;
-        }
-        b = malloc(sizeof *b + size);
-        if (!b) {
-            tt_fail(C, NULL, "out of memory");
-            return NULL;
-        }
-        b->next = C->arena;
-        b->used = 0;
-        b->size = size;
-        C->arena = b;
-        C->arena_total += size;
-    }
-    void *p = (char *)b->data + b->used;
-    b->used += n;
-    memset(p, 0, n);
+    int over = 0;
+    C->arena.cap = TT_ARENA_CAP;
+    void *p = akg_arena_alloc(&C->arena, n, &over);
+    if (!p && over)
+        tt_fail(C, NULL, "the lowering needs more than %u MiB of memory", TT_ARENA_CAP >> 20);
+    else if (!p)
+        tt_fail(C, NULL, "out of memory");
     return p;
 }
 
 void tt_release(tt_ctx *C)
 {
-    while (C->arena) {
-        tt_chunk *n = C->arena->next;
-        free(C->arena);
-        C->arena = n;
-    }
+    akg_arena_free(&C->arena);
     free(C->names);
     C->names = NULL;
 }
