@@ -36,7 +36,7 @@
 #include "akg/akg.h"
 #include "akg/sketch.h"
 
-#define LW_MAXR 8          /* AKG_SKETCH_MAX_RANK */
+#define LW_MAXR 8                  /* AKG_SKETCH_MAX_RANK */
 #define LW_STACK_BYTES (48 * 1024) /* larger static buffers go to the heap */
 
 typedef struct {
@@ -50,11 +50,11 @@ typedef struct {
 typedef enum { LV_TENSOR = 1, LV_BUF, LV_VIEW, LV_EXPR, LV_SCALAR } lw_kind;
 
 typedef enum {
-    LAYOUT_ROW = 0,   /* row-major */
-    LAYOUT_PANEL_A,   /* rank 2 [M, K]: MR-row panels, k-major inside (element (m, k) at
-                         ((m / MR) * K + k) * MR + m % MR) */
-    LAYOUT_PANEL_B,   /* rank 2 [K, N]: NR-column panels (element (k, n) at
-                         ((n / NR) * K + k) * NR + n % NR) */
+    LAYOUT_ROW = 0, /* row-major */
+    LAYOUT_PANEL_A, /* rank 2 [M, K]: MR-row panels, k-major inside (element (m, k) at
+                       ((m / MR) * K + k) * MR + m % MR) */
+    LAYOUT_PANEL_B, /* rank 2 [K, N]: NR-column panels (element (k, n) at
+                       ((n / NR) * K + k) * NR + n % NR) */
 } lw_layout;
 
 typedef enum { TIER_NONE = 0, TIER_FASTEST, TIER_FAST, TIER_MEDIUM, TIER_SLOW } lw_tier;
@@ -72,31 +72,31 @@ struct lw_val {
     lw_dim dim[LW_MAXR];
 
     /* TENSOR, BUF */
-    const char *ptr;               /* C++ name of the data */
-    const char *stride[LW_MAXR];   /* row-major strides in elements (C++ text) */
-    int version;                   /* bumped by every write */
+    const char *ptr;             /* C++ name of the data */
+    const char *stride[LW_MAXR]; /* row-major strides in elements (C++ text) */
+    int version;                 /* bumped by every write */
     lw_tier tier;
     lw_layout layout;
-    int64_t panel;                 /* MR or NR of a panel layout */
-    bool reg;                      /* a register array of vectors (fastest GEMM accumulator) */
-    int64_t vw;                    /* reg: lanes per vector */
-    bool is_output;                /* TENSOR: stored to by the sketch */
-    bool stable;                   /* storage a loop or if writes into (see lw_scope.c) */
-    const char *owner;             /* stable: the name whose storage it is */
-    bool identity;                 /* VIEW: the whole base, element for element */
+    int64_t panel;     /* MR or NR of a panel layout */
+    bool reg;          /* a register array of vectors (fastest GEMM accumulator) */
+    int64_t vw;        /* reg: lanes per vector */
+    bool is_output;    /* TENSOR: stored to by the sketch */
+    bool stable;       /* storage a loop or if writes into (see lw_scope.c) */
+    const char *owner; /* stable: the name whose storage it is */
+    bool identity;     /* VIEW: the whole base, element for element */
 
     /* VIEW */
-    lw_val *base;                  /* a TENSOR or BUF */
-    const char *bstart[LW_MAXR];   /* per base dim: first index (C++ text) */
-    const char *bstep[LW_MAXR];    /* per base dim: step; NULL for an integer index */
-    bool bstart_nonneg[LW_MAXR];   /* per base dim: the first index is known >= 0 */
-    int tile_of_bdim[LW_MAXR];     /* per base dim: the tile dim it runs along, or -1 */
-    const char *other;             /* value outside the base (C++ literal) */
-    lw_val *mask;                  /* element mask (bool value), or NULL */
+    lw_val *base;                /* a TENSOR or BUF */
+    const char *bstart[LW_MAXR]; /* per base dim: first index (C++ text) */
+    const char *bstep[LW_MAXR];  /* per base dim: step; NULL for an integer index */
+    bool bstart_nonneg[LW_MAXR]; /* per base dim: the first index is known >= 0 */
+    int tile_of_bdim[LW_MAXR];   /* per base dim: the tile dim it runs along, or -1 */
+    const char *other;           /* value outside the base (C++ literal) */
+    lw_val *mask;                /* element mask (bool value), or NULL */
     int base_version;
-    bool guard[LW_MAXR];           /* per base dim: the index may leave the base */
-    lw_val *pos[LW_MAXR];          /* per base dim: an integer tile whose elements are the
-                                      positions read along it (an index tile), or NULL */
+    bool guard[LW_MAXR];                    /* per base dim: the index may leave the base */
+    lw_val *pos[LW_MAXR];                   /* per base dim: an integer tile whose elements are the
+                                               positions read along it (an index tile), or NULL */
     signed char pos_tdim[LW_MAXR][LW_MAXR]; /* per base dim with pos: the tile dim each dim
                                                of the index tile runs along, -1 for none */
 
@@ -104,24 +104,24 @@ struct lw_val {
     const lw_op *op;
     lw_val *arg[3];
     int nargs;
-    const char *lit[3];            /* unused operand slots (C++ text) */
-    int perm[LW_MAXR];             /* transpose: result dim d reads arg dim perm[d] */
-    bool precise;                  /* libm maths for this computation */
-    bool simd;                     /* computed under a vectorize hint */
-    int64_t simdlen;               /* its vector width, 0 when none is given */
-    lw_val *keep;                  /* a buffer of its shape its first consumer fills as it
-                                      computes it (the value is read again later), or NULL */
-    bool keep_filled;              /* keep holds every element: reads read it */
+    const char *lit[3]; /* unused operand slots (C++ text) */
+    int perm[LW_MAXR];  /* transpose: result dim d reads arg dim perm[d] */
+    bool precise;       /* libm maths for this computation */
+    bool simd;          /* computed under a vectorize hint */
+    int64_t simdlen;    /* its vector width, 0 when none is given */
+    lw_val *keep;       /* a buffer of its shape its first consumer fills as it
+                           computes it (the value is read again later), or NULL */
+    bool keep_filled;   /* keep holds every element: reads read it */
 
     /* SCALAR */
-    const char *c;                 /* C++ expression */
-    bool nonneg;                   /* known >= 0 (sizes, loop variables from >= 0) */
-    bool loopvar;                  /* depends on a loop variable */
-    const char *upper;             /* a loop variable: the loop's stop (C++ text), when its
-                                      start is >= 0 and its step positive */
-    int64_t ub;                    /* an integer known to be at most ub (> 0), else 0 */
-    bool literal;                  /* a float number of the sketch (fval): written in the type
-                                      of the computation it joins (retyped, not converted) */
+    const char *c;     /* C++ expression */
+    bool nonneg;       /* known >= 0 (sizes, loop variables from >= 0) */
+    bool loopvar;      /* depends on a loop variable */
+    const char *upper; /* a loop variable: the loop's stop (C++ text), when its
+                          start is >= 0 and its step positive */
+    int64_t ub;        /* an integer known to be at most ub (> 0), else 0 */
+    bool literal;      /* a float number of the sketch (fval): written in the type
+                          of the computation it joins (retyped, not converted) */
     double fval;
 };
 
@@ -130,12 +130,9 @@ typedef struct lw_name {
     lw_val *val;
 } lw_name;
 
-typedef struct lw_arena_block lw_arena_block;
-
 typedef struct lw_ctx {
     const akg_sketch *sk;
-    lw_arena_block *arena;
-    size_t arena_total;
+    akg_arena arena;     /* the lowering's strings and nodes (akg/akg.h) */
     akg_buf *out;        /* where statements go now */
     akg_buf *hoist;      /* per-thread setup of the innermost parallel region, or NULL */
     akg_buf *hoist_tail; /* its teardown */
@@ -144,29 +141,39 @@ typedef struct lw_ctx {
     int next_id;
     lw_name *env;
     size_t n_env, cap_env;
-    int status;          /* first error, sticky */
+    int status; /* first error, sticky */
     char *err;
     size_t errlen;
-    bool safe;           /* no OpenMP, no simd pragmas (the Coder's answer to a crash) */
-    bool precise;        /* libm maths in the statement being lowered */
-    bool vectorize;      /* the statement being lowered carries a vectorize hint */
-    int64_t simdlen;     /* its vector width, 0 when none is given */
-    int par_depth;       /* > 0 inside a parallel region */
+    bool safe;       /* no OpenMP, no simd pragmas (the Coder's answer to a crash) */
+    bool precise;    /* libm maths in the statement being lowered */
+    bool vectorize;  /* the statement being lowered carries a vectorize hint */
+    int64_t simdlen; /* its vector width, 0 when none is given */
+    int par_depth;   /* > 0 inside a parallel region */
     const akg_sketch_stmt *const *live_stmts; /* the rest of the current block (liveness) */
     size_t n_live_stmts;
-    const akg_sketch_stmt *cur;  /* the statement being lowered (for messages) */
+    const akg_sketch_stmt *cur; /* the statement being lowered (for messages) */
     /* The loop body being emitted: element temporaries computed so far, and the
      * (view, base dim) pairs whose bounds the enclosing loops prove. */
-    struct lw_memo { int id; const char *key; const char *name; } *memo;
+    struct lw_memo {
+        int id;
+        const char *key;
+        const char *name;
+    } * memo;
     size_t n_memo, cap_memo;
-    struct lw_proven { int id; int bdim; } proven[64];
+    struct lw_proven {
+        int id;
+        int bdim;
+    } proven[64];
     int n_proven;
-    bool saw_loopvar;    /* set by lw_index when it reads a loop-dependent scalar */
+    bool saw_loopvar;        /* set by lw_index when it reads a loop-dependent scalar */
     const char *simd_clause; /* extra clauses of the next innermost `omp simd` (reductions) */
-    struct lw_heap { const char *name; struct lw_heap *next; } *heap; /* to free, innermost first */
-    lw_val *gemm_in_place;  /* the accumulator a gemm statement may update in place */
+    struct lw_heap {
+        const char *name;
+        struct lw_heap *next;
+    } * heap;              /* to free, innermost first */
+    lw_val *gemm_in_place; /* the accumulator a gemm statement may update in place */
     size_t n_heap;
-    void *uses;          /* the innermost block being lowered (lw_frame, lw_stmt.h) */
+    void *uses; /* the innermost block being lowered (lw_frame, lw_stmt.h) */
     /* A dry run of a loop or if (its code discarded) to learn the value a name it binds
      * has at the end of one of its blocks (lw_scope.c, probe) */
     bool dry;
@@ -177,7 +184,7 @@ typedef struct lw_ctx {
      * the last one whose teardown already has the store fence. */
     bool nontemporal;
     bool uses_stream;
-    bool fence_at_end;   /* a streamed store outside parallel regions: fence before returning */
+    bool fence_at_end; /* a streamed store outside parallel regions: fence before returning */
     int region;
     int fenced_region;
     /* The domain that the consumer being emitted computes whole (its every element, once or
@@ -189,7 +196,10 @@ typedef struct lw_ctx {
     int n_keep_written;
     /* Reductions computed ahead with their siblings (lw_reduce_siblings): the call and its
      * result, taken when the call's statement is lowered. */
-    struct lw_prered { const akg_sketch_expr *call; lw_val *out; } prered[8];
+    struct lw_prered {
+        const akg_sketch_expr *call;
+        lw_val *out;
+    } prered[8];
     int n_prered;
     /* The narrowest and widest vector width (bits) a vectorize hint asks for in the kernel
      * (0: none asked): the compiler's preferred width is set from them (cpp_lower.c). */
@@ -204,8 +214,8 @@ bool lw_ok(const lw_ctx *L);
 void lw_line(lw_ctx *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void lw_ctx_release(lw_ctx *L);
 lw_val *lw_new(lw_ctx *L, lw_kind kind);
-const char *lw_ctype(akg_dtype dt);     /* storage type: "float", "double", "int32_t", ... */
-const char *lw_comptype(akg_dtype dt);  /* computation type: float for f16/bf16 */
+const char *lw_ctype(akg_dtype dt);    /* storage type: "float", "double", "int32_t", ... */
+const char *lw_comptype(akg_dtype dt); /* computation type: float for f16/bf16 */
 bool lw_is_float(akg_dtype dt);
 /* Bits of one element of dt's computation type. */
 int lw_comp_bits(akg_dtype dt);
@@ -227,8 +237,7 @@ const char *lw_float_lit(lw_ctx *L, double v, const char *ct);
 const char *lw_index(lw_ctx *L, const akg_sketch_expr *e, bool *known, int64_t *k);
 /* Whether a - b is a constant whatever the symbols and loop variables are (both sides the
  * same linear form up to a constant); *k is its value. */
-bool lw_index_difference(lw_ctx *L, const akg_sketch_expr *a, const akg_sketch_expr *b,
-                         int64_t *k);
+bool lw_index_difference(lw_ctx *L, const akg_sketch_expr *a, const akg_sketch_expr *b, int64_t *k);
 /* An integer expression of the sketch as a dimension. */
 lw_dim lw_index_dim(lw_ctx *L, const akg_sketch_expr *e);
 /* Whether an integer expression is known non-negative (sizes, loop variables
@@ -290,8 +299,8 @@ typedef void (*lw_body_fn)(lw_ctx *L, void *user, const char *const *idx, bool g
 /* Emits code before the innermost loop of a nest over [lo, hi) of index idx[rank - 1] (the
  * outer indices are set) that runs some first part of it (streaming stores, lw_store.c);
  * returns the C++ variable where the nest's own loop starts then, or NULL (nothing done). */
-typedef const char *(*lw_inner_fn)(lw_ctx *L, void *user, const char *const *idx,
-                                   const char *lo, const char *hi);
+typedef const char *(*lw_inner_fn)(lw_ctx *L, void *user, const char *const *idx, const char *lo,
+                                   const char *hi);
 void lw_emit_nest(lw_ctx *L, int rank, const lw_dim *ext, const char *const *clip_lo,
                   const char *const *clip_hi, lw_val *const *reads, int n_reads, bool simd,
                   lw_body_fn body, void *user);
@@ -304,8 +313,8 @@ void lw_emit_nest_raw(lw_ctx *L, int rank, const lw_dim *ext, const char *const 
                       lw_body_fn body, lw_inner_fn inner, void *user);
 /* A nest over the leading `rank` dims of every value in `reads` (the outer loops of a
  * reduction or scan, whose body runs an inner nest over the remaining dims). */
-void lw_emit_nest_outer(lw_ctx *L, int rank, const lw_dim *ext, lw_val *const *reads,
-                        int n_reads, lw_body_fn body, void *user);
+void lw_emit_nest_outer(lw_ctx *L, int rank, const lw_dim *ext, lw_val *const *reads, int n_reads,
+                        lw_body_fn body, void *user);
 /* Fresh loop-index names. */
 const char *lw_fresh(lw_ctx *L, const char *stem);
 
@@ -368,13 +377,12 @@ void lw_lower_body(lw_ctx *L);
 bool lw_is_live(lw_ctx *L, const char *name);
 
 /* ---- lw_tile.c: reductions, scans, gemm, gather, softmax, transpose ---- */
-lw_val *lw_reduce(lw_ctx *L, const char *op, lw_val *x, const int *axes, int n_axes,
-                  bool keepdim);
+lw_val *lw_reduce(lw_ctx *L, const char *op, lw_val *x, const int *axes, int n_axes, bool keepdim);
 /* Sibling reductions: outs[i] = ops[i](xs[i]) over the same axes of values of one shape, in one
  * loop nest (each element of a tile both read is loaded once). Only where the reduced axes are
  * the trailing ones and no op is an argmax/argmin; false, with nothing emitted, otherwise. */
-bool lw_reduce_group(lw_ctx *L, const char *const *ops, lw_val *const *xs, int n,
-                     const int *axes, int n_axes, bool keepdim, lw_val **outs);
+bool lw_reduce_group(lw_ctx *L, const char *const *ops, lw_val *const *xs, int n, const int *axes,
+                     int n_axes, bool keepdim, lw_val **outs);
 lw_val *lw_scan(lw_ctx *L, const char *op, lw_val *x, int axis, bool reverse, bool exclusive);
 lw_val *lw_gather(lw_ctx *L, lw_val *x, lw_val *index, int axis);
 /* The C++ condition under which the whole tile of view v lies inside its base (NULL: always;

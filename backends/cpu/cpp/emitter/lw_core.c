@@ -10,49 +10,23 @@
 
 #include "lw.h"
 
-#define LW_ARENA_BLOCK (256 * 1024)
 #define LW_ARENA_CAP ((size_t)512 << 20)
-
-struct lw_arena_block {
-    lw_arena_block *next;
-    size_t used, size;
-    max_align_t data[];
-};
 
 void *lw_alloc(lw_ctx *L, size_t n)
 {
-    n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
-    lw_arena_block *b = L->arena;
-    if (!b || b->size - b->used < n) {
-        size_t size = n > LW_ARENA_BLOCK ? n : LW_ARENA_BLOCK;
-        if (L->arena_total + size > LW_ARENA_CAP) {
-            lw_fail(L, "the lowering needs more than %zu MiB of memory", LW_ARENA_CAP >> 20);
-            return NULL;
-        }
-        b = malloc(sizeof *b + size);
-        if (!b) {
-            lw_fail(L, "out of memory");
-            return NULL;
-        }
-        b->next = L->arena;
-        b->used = 0;
-        b->size = size;
-        L->arena = b;
-        L->arena_total += size;
-    }
-    void *p = (char *)b->data + b->used;
-    b->used += n;
-    memset(p, 0, n);
+    int over = 0;
+    L->arena.cap = LW_ARENA_CAP;
+    void *p = akg_arena_alloc(&L->arena, n, &over);
+    if (!p && over)
+        lw_fail(L, "the lowering needs more than %zu MiB of memory", (size_t)(LW_ARENA_CAP >> 20));
+    else if (!p)
+        lw_fail(L, "out of memory");
     return p;
 }
 
 void lw_ctx_release(lw_ctx *L)
 {
-    while (L->arena) {
-        lw_arena_block *n = L->arena->next;
-        free(L->arena);
-        L->arena = n;
-    }
+    akg_arena_free(&L->arena);
     free(L->env);
     L->env = NULL;
 }
@@ -144,16 +118,26 @@ lw_val *lw_new(lw_ctx *L, lw_kind kind)
 const char *lw_ctype(akg_dtype dt)
 {
     switch (dt) {
-    case AKG_DTYPE_BOOL: return "bool";
-    case AKG_DTYPE_I8: return "int8_t";
-    case AKG_DTYPE_I16: return "int16_t";
-    case AKG_DTYPE_I32: return "int32_t";
-    case AKG_DTYPE_I64: return "int64_t";
-    case AKG_DTYPE_U8: return "uint8_t";
-    case AKG_DTYPE_F16: return "akg_f16";
-    case AKG_DTYPE_BF16: return "akg_bf16";
-    case AKG_DTYPE_F64: return "double";
-    default: return "float";
+    case AKG_DTYPE_BOOL:
+        return "bool";
+    case AKG_DTYPE_I8:
+        return "int8_t";
+    case AKG_DTYPE_I16:
+        return "int16_t";
+    case AKG_DTYPE_I32:
+        return "int32_t";
+    case AKG_DTYPE_I64:
+        return "int64_t";
+    case AKG_DTYPE_U8:
+        return "uint8_t";
+    case AKG_DTYPE_F16:
+        return "akg_f16";
+    case AKG_DTYPE_BF16:
+        return "akg_bf16";
+    case AKG_DTYPE_F64:
+        return "double";
+    default:
+        return "float";
     }
 }
 
@@ -163,8 +147,10 @@ const char *lw_comptype(akg_dtype dt)
     case AKG_DTYPE_F16:
     case AKG_DTYPE_BF16:
     case AKG_DTYPE_F32:
-    case AKG_DTYPE_UNKNOWN: return "float";
-    default: return lw_ctype(dt);
+    case AKG_DTYPE_UNKNOWN:
+        return "float";
+    default:
+        return lw_ctype(dt);
     }
 }
 
@@ -178,12 +164,16 @@ int lw_comp_bits(akg_dtype dt)
 {
     switch (dt) {
     case AKG_DTYPE_F64:
-    case AKG_DTYPE_I64: return 64;
-    case AKG_DTYPE_I16: return 16;
+    case AKG_DTYPE_I64:
+        return 64;
+    case AKG_DTYPE_I16:
+        return 16;
     case AKG_DTYPE_BOOL:
     case AKG_DTYPE_I8:
-    case AKG_DTYPE_U8: return 8;
-    default: return 32; /* f32, i32, and f16/bf16 computed in float */
+    case AKG_DTYPE_U8:
+        return 8;
+    default:
+        return 32; /* f32, i32, and f16/bf16 computed in float */
     }
 }
 
