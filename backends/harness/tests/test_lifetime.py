@@ -2,6 +2,7 @@
 worker leaves in the temporary folder is removed by the next one."""
 import glob
 import os
+import shutil
 import tempfile
 import signal
 import subprocess
@@ -35,6 +36,7 @@ class LifetimeTest(unittest.TestCase):
         time.sleep(1.0)  # the probe is inside the hanging forward now
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
+        parent.stdout.close()
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
@@ -54,24 +56,29 @@ class LifetimeTest(unittest.TestCase):
 
     def test_next_worker_removes_a_killed_workers_staging(self) -> None:
         from harness_client import KernelDir, Worker, reference
+        # A temporary folder of this test's own: every worker sweeps the dead judges' folders when it
+        # starts, so a worker of a test running beside this one would otherwise remove the folder
+        # before this test's second worker is there to show that it does.
+        tmp = tempfile.mkdtemp(prefix="akg-lifetime-")
+        env = {"TMPDIR": tmp}
         kernels = KernelDir()
-        worker = Worker()
+        worker = Worker(extra_env=env)
         try:
             answer = worker.request({"id": 1, "op": "verify", "reference": reference("relu_ref.py"),
                                      "kernel": kernels.kernel("relu_ok.py"), "trials": 1, "seed": 0})
             self.assertTrue(answer["ok"], answer)
-            pattern = os.path.join(tempfile.gettempdir(), f"akg-kernel-{worker.proc.pid}-*")
-            staged = glob.glob(pattern)
+            staged = glob.glob(os.path.join(tmp, f"akg-kernel-{worker.proc.pid}-*"))
             self.assertTrue(staged, "the verify staged no kernel folder")
             worker.proc.kill()  # no cleanup: as the engine ends a worker it no longer needs
             worker.proc.wait()
             time.sleep(0.5)  # its children die with it (PDEATHSIG)
-            self.assertTrue(any(os.path.exists(p) for p in staged))
-            Worker().close()
+            self.assertTrue(any(os.path.exists(p) for p in staged), "the killed worker's folder vanished")
+            Worker(extra_env=env).close()
             self.assertEqual([p for p in staged if os.path.exists(p)], [])
         finally:
             worker.close()
             kernels.close()
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
