@@ -19,7 +19,7 @@ MODE=${1:-run}
 
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config g++ clang libclang-rt-14-dev clang-format
-  libuv1-dev libcjson-dev libcurl4-openssl-dev libtree-sitter-dev libsqlite3-dev libyaml-dev
+  libuv1-dev libcjson-dev libcurl4-openssl-dev libtree-sitter-dev libsqlite3-dev libyaml-dev libreadline-dev
   python3 python3-torch python3-numpy libopenblas0-pthread bubblewrap
   nodejs npm neovim
 )
