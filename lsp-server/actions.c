@@ -11,6 +11,7 @@
 #include "log.h"
 #include "reference_index.h"
 #include "results.h"
+#include "selection.h"
 #include "sketch_link.h"
 #include "uri.h"
 
@@ -146,6 +147,9 @@ int akg_lsp_handle_code_action(akg_lsp_server *s, const cJSON *params, cJSON **r
             sketch_actions(s, doc, list);
         return 0;
     }
+    if (doc->kind == AKG_LSP_DOC_PYTHON)
+        akg_lsp_selection_actions(s, doc, range, cJSON_GetObjectItemCaseSensitive(context, "only"),
+                                  list);
     if (!akg_lsp_is_reference(s, doc) || !doc->path ||
         !kind_allowed(cJSON_GetObjectItemCaseSensitive(context, "only"), "source.akg"))
         return 0;
@@ -423,6 +427,19 @@ int akg_lsp_handle_execute_command(akg_lsp_server *s, const cJSON *params, cJSON
     int is_report = strcmp(command, AKG_LSP_CMD_OPEN_REPORT) == 0;
     if (strcmp(command, AKG_LSP_CMD_FROM_SKETCH) == 0)
         return command_from_sketch(s, arg, result, err, errlen);
+    if (strcmp(command, AKG_LSP_CMD_USE_KERNEL) == 0)
+        return akg_lsp_selection_use(s, arg, result, err, errlen);
+    if (strcmp(command, AKG_LSP_CMD_FOR_SELECTION) == 0) {
+        command_target t;
+        cJSON *owned = NULL;
+        int code = read_target(s, arg, 1, &t, &owned, err, errlen);
+        if (code == 0)
+            code = akg_lsp_selection_generate(s, arg, t.uri, t.path, t.backend, t.dsl, t.arch,
+                                              result, err, errlen);
+        free(t.path);
+        cJSON_Delete(owned);
+        return code;
+    }
     if (!is_generate && !is_design && !is_verify && !is_report)
         return akg_fail(err, errlen, AKG_EINVAL, "unknown command %.100s", command),
                AKG_RPC_INVALID_PARAMS;

@@ -12,6 +12,8 @@
  *                     uri is a .sketch file: the design to lower and verify (the Designer is
  *                     skipped); reference (a URI or path) defaults to the sketch's link
  *                     (sketch_link.h). Offered as a code action on a linked sketch.
+ *   akg.generateForSelection, akg.useGeneratedKernel: a selection in any Python file
+ *                     (selection.h).
  */
 #ifndef AKG_LSP_ACTIONS_H
 #define AKG_LSP_ACTIONS_H

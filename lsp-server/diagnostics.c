@@ -9,6 +9,7 @@
 #include "log.h"
 #include "reference_index.h"
 #include "results.h"
+#include "selection.h"
 #include "sketch_link.h"
 #include "sketch_support.h"
 
@@ -261,6 +262,8 @@ cJSON *akg_lsp_diagnostics_compute(akg_lsp_server *s, akg_lsp_document *doc)
     } else {
         kernel_diagnostics(list, s, doc);
     }
+    if (doc->kind == AKG_LSP_DOC_PYTHON)
+        akg_lsp_selection_diagnostics(s, doc, list);
     return list;
 }
 

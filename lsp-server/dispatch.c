@@ -2,6 +2,7 @@
 #include "dispatch.h"
 
 #include "actions.h"
+#include "selection.h"
 #include "diagnostics.h"
 #include "format.h"
 #include "hover.h"
@@ -36,6 +37,7 @@ cJSON *akg_lsp_command_names(void)
 {
     static const char *const names[] = {AKG_LSP_CMD_GENERATE,     AKG_LSP_CMD_DESIGN_SKETCH,
                                         AKG_LSP_CMD_VERIFY,       AKG_LSP_CMD_OPEN_REPORT,
-                                        AKG_LSP_CMD_CANCEL,       AKG_LSP_CMD_FROM_SKETCH};
+                                        AKG_LSP_CMD_CANCEL,       AKG_LSP_CMD_FROM_SKETCH,
+                                        AKG_LSP_CMD_FOR_SELECTION, AKG_LSP_CMD_USE_KERNEL};
     return cJSON_CreateStringArray(names, (int)(sizeof names / sizeof names[0]));
 }

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "reference_index.h"
 #include "results.h"
+#include "selection.h"
 #include "sketch_link.h"
 #include "uri.h"
 
@@ -230,7 +231,11 @@ static void job_done(akg_lsp_server *s, akg_lsp_job *j, const akg_event *ev)
     }
     if (j->sketch_uri)
         cJSON_AddStringToObject(p, "sketchUri", j->sketch_uri);
+    const char *model_uri = akg_lsp_selection_model_uri(s, j->id);
+    if (model_uri)
+        cJSON_AddStringToObject(p, "modelUri", model_uri);
     akg_lsp_notify(s, "akg/jobFinished", p);
+    akg_lsp_selection_job_done(s, j->id, ev->status == AKG_JOB_PASS ? model_new : NULL, speedup);
     if (j->sketch_path && ev->status != AKG_JOB_CANCELLED) {
         akg_lsp_sketch_run_ended(s, j->sketch_path, j->sketch_hash, report);
         akg_lsp_document *sdoc = akg_lsp_doc_find_path(&s->docs, j->sketch_path);
@@ -409,6 +414,9 @@ int akg_lsp_jobs_start(akg_lsp_server *s, const akg_lsp_job_request *req, long l
     opts.sketch_path = req->sketch_path;
     opts.provider = s->settings.provider;
     opts.verify_timeout_s = s->settings.verify_timeout_s;
+    opts.profile_runs = req->profile_runs;
+    opts.min_speedup = req->min_speedup;
+    opts.min_speedup_set = req->min_speedup_set != 0;
     akg_job *job = NULL;
     int rc = akg_job_start(engine, &opts, on_event, j, &job, err, errlen);
     if (rc != AKG_OK) {

@@ -18,7 +18,8 @@
  * Notifications (the editor clients rely on these shapes):
  *   akg/sketchReady  {id, uri, path, text}
  *   akg/jobFinished  {id, uri, status, paths: {sketch, kernel, modelNew, report},
- *                     speedup, error: {class, detail}, sketchUri?}
+ *                     speedup, error: {class, detail}, sketchUri?, modelUri?}
+ * (modelUri: the model file of a job from a selection, selection.h).
  * status is one of pass, fail, unverified, cancelled, error.
  */
 #ifndef AKG_LSP_JOBS_H
@@ -34,6 +35,9 @@ typedef struct {
     const char *kernel_path; /* verifier_only */
     const char *sketch_path; /* the user's design to lower (absolute), or NULL */
     const char *sketch_uri;  /* its URI */
+    int profile_runs;        /* timed runs of the profile; 0: the config's */
+    double min_speedup;      /* used when min_speedup_set (0 keeps the first verified kernel) */
+    int min_speedup_set;
 } akg_lsp_job_request;
 
 /* Starts a job; on success *job_id is its id and the return is 0, otherwise

@@ -82,6 +82,8 @@ static int handle_initialize(akg_lsp_server *s, const cJSON *params, cJSON **res
     s->caps.watched_files_dynamic =
         cap_flag(caps, "workspace.didChangeWatchedFiles.dynamicRegistration");
     s->caps.diagnostic_versions = cap_flag(caps, "textDocument.publishDiagnostics.versionSupport");
+    s->caps.apply_edit = cap_flag(caps, "workspace.applyEdit");
+    s->caps.document_changes = cap_flag(caps, "workspace.workspaceEdit.documentChanges");
 
     /* Position encoding: UTF-8 is our native form; UTF-16 is the default. */
     s->encoding = AKG_LSP_UTF16;
@@ -138,6 +140,7 @@ static int handle_initialize(akg_lsp_server *s, const cJSON *params, cJSON **res
     cJSON *kinds = cJSON_AddArrayToObject(ca, "codeActionKinds");
     cJSON_AddItemToArray(kinds, cJSON_CreateString("source.akg"));
     cJSON_AddItemToArray(kinds, cJSON_CreateString("quickfix"));
+    cJSON_AddItemToArray(kinds, cJSON_CreateString("refactor.akg"));
     cJSON_AddObjectToObject(c, "codeLensProvider");
     cJSON_AddBoolToObject(c, "inlayHintProvider", 1);
     cJSON_AddBoolToObject(c, "documentFormattingProvider", 1);

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "reference_index.h"
 #include "results.h"
+#include "selection.h"
 #include "sketch_link.h"
 #include "uri.h"
 #include "watch.h"
@@ -680,6 +681,7 @@ void akg_lsp_server_free(akg_lsp_server *s)
     akg_lsp_jobs_free(s);
     akg_lsp_results_free(s);
     akg_lsp_sketch_runs_free(s);
+    akg_lsp_selections_free(s);
     akg_lsp_docs_free(&s->docs);
     for (size_t i = 0; i < s->n_folders; i++)
         free(s->folders[i]);

@@ -59,6 +59,8 @@ typedef struct {
     int inlay_hint_refresh;    /* workspace.inlayHint.refreshSupport */
     int watched_files_dynamic; /* workspace.didChangeWatchedFiles.dynamicRegistration */
     int diagnostic_versions;   /* textDocument.publishDiagnostics.versionSupport */
+    int apply_edit;            /* workspace.applyEdit */
+    int document_changes;      /* workspace.workspaceEdit.documentChanges */
 } akg_lsp_client_caps;
 
 struct akg_lsp_server {
@@ -94,6 +96,7 @@ struct akg_lsp_server {
     long long jobs_started;
     akg_lsp_result_cache *results;
     cJSON *sketch_runs; /* sketch path -> the error of its last run (sketch_link.h) */
+    struct akg_lsp_selection *selections; /* jobs and failures from selections (selection.h) */
 
     uv_timer_t debounce; /* re-parses dirty documents after typing pauses */
     akg_lsp_watch *watch;

@@ -95,6 +95,8 @@ class Client:
             result = [self.settings for _ in msg["params"]["items"]]
         elif method == "window/showDocument":
             result = {"success": True}
+        elif method == "workspace/applyEdit":
+            result = {"applied": True}  # the test applies the edit itself
         self.write(encode({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
 
     def write(self, data: bytes):
