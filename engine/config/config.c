@@ -115,6 +115,48 @@ static cJSON *parse_node(yaml_parser_t *p, yaml_event_t *ev, int depth, char *er
     return NULL;
 }
 
+/* The first document of a parser's input; msg gets "line N: ..." on failure. */
+static int parse_document(yaml_parser_t *p, cJSON **out, char *msg, size_t msglen)
+{
+    cJSON *root = NULL;
+    int rc = AKG_OK;
+    yaml_event_t ev;
+    /* stream start, document start, root node */
+    for (;;) {
+        if ((rc = next_event(p, &ev, msg, msglen)))
+            break;
+        if (ev.type == YAML_STREAM_START_EVENT || ev.type == YAML_DOCUMENT_START_EVENT) {
+            yaml_event_delete(&ev);
+            continue;
+        }
+        if (ev.type == YAML_STREAM_END_EVENT) {
+            yaml_event_delete(&ev);
+            root = cJSON_CreateObject();
+            break;
+        }
+        root = parse_node(p, &ev, 0, msg, msglen);
+        yaml_event_delete(&ev);
+        if (!root)
+            rc = AKG_EPARSE;
+        break;
+    }
+    *out = root;
+    return rc ? rc : root ? AKG_OK : AKG_EPARSE;
+}
+
+int akg_yaml_parse(const char *text, size_t len, cJSON **out, char *err, size_t errlen)
+{
+    yaml_parser_t p;
+    yaml_parser_initialize(&p);
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    char msg[512] = "";
+    int rc = parse_document(&p, out, msg, sizeof msg);
+    yaml_parser_delete(&p);
+    if (rc != AKG_OK)
+        return akg_fail(err, errlen, rc, "%s", msg[0] ? msg : "YAML error");
+    return AKG_OK;
+}
+
 int akg_yaml_load(const char *path, cJSON **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -126,27 +168,7 @@ int akg_yaml_load(const char *path, cJSON **out, char *err, size_t errlen)
     yaml_parser_set_input_file(&p, f);
     char msg[512] = "";
     cJSON *root = NULL;
-    int rc = AKG_OK;
-    yaml_event_t ev;
-    /* stream start, document start, root node */
-    for (;;) {
-        if ((rc = next_event(&p, &ev, msg, sizeof msg)))
-            break;
-        if (ev.type == YAML_STREAM_START_EVENT || ev.type == YAML_DOCUMENT_START_EVENT) {
-            yaml_event_delete(&ev);
-            continue;
-        }
-        if (ev.type == YAML_STREAM_END_EVENT) {
-            yaml_event_delete(&ev);
-            root = cJSON_CreateObject();
-            break;
-        }
-        root = parse_node(&p, &ev, 0, msg, sizeof msg);
-        yaml_event_delete(&ev);
-        if (!root)
-            rc = AKG_EPARSE;
-        break;
-    }
+    int rc = parse_document(&p, &root, msg, sizeof msg);
     yaml_parser_delete(&p);
     fclose(f);
     if (rc || !root)

@@ -18,6 +18,9 @@
  * plain scalars that look numeric -> numbers, true/false -> bools). The caller
  * deletes the result. */
 int akg_yaml_load(const char *path, cJSON **out, char *err, size_t errlen);
+/* The same from text[0..len) (a Markdown file's YAML header); errors read "line N: ...", N
+ * counted from the start of text. */
+int akg_yaml_parse(const char *text, size_t len, cJSON **out, char *err, size_t errlen);
 
 /* Looks up a dotted path ("profile_settings.run_times") in a cJSON object. */
 const cJSON *akg_config_get(const cJSON *root, const char *dotted);

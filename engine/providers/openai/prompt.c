@@ -12,6 +12,7 @@
 
 #include "akg/akg.h"
 #include "prompt.h"
+#include "skills.h"
 
 #define PROMPT_FILE_LIMIT ((size_t)256 << 10)
 #define GRAMMAR_FILE_LIMIT ((size_t)1 << 20)
@@ -64,6 +65,20 @@ int akg_prompt_render(const char *name, const akg_prompt_var *vars, size_t n_var
                         "engine/providers/openai/prompts/ (set AKG_HOME to the folder holding "
                         "them)",
                         name, path, ferr);
+    /* {{skills}}: the DSL's DocSpec skills chosen for this agent and task (skills.c) */
+    akg_prompt_var *with = NULL;
+    if (strstr(t, "{{skills}}") && !var_value(vars, n_vars, "skills", 6)) {
+        char *skills = akg_skills_for_template(name, vars, n_vars, err, errlen);
+        with = skills ? malloc((n_vars + 1) * sizeof *with) : NULL;
+        if (!with) {
+            free(skills);
+            free(t);
+            return skills ? akg_fail(err, errlen, AKG_ENOMEM, "out of memory") : AKG_EPARSE;
+        }
+        memcpy(with, vars, n_vars * sizeof *with);
+        with[n_vars++] = (akg_prompt_var){"skills", skills};
+        vars = with;
+    }
     const char *mark = strstr(t, USER_MARK);
     if (mark) {
         const char *rest = mark + strlen(USER_MARK);
@@ -76,6 +91,10 @@ int akg_prompt_render(const char *name, const akg_prompt_var *vars, size_t n_var
         *user = fill(t, len, vars, n_vars);
     }
     free(t);
+    if (with) {
+        free((char *)with[n_vars - 1].value);
+        free(with);
+    }
     if (!*system || !*user) {
         free(*system);
         free(*user);

@@ -577,9 +577,11 @@ static int design_start_chat(oa_work *w, char *err, size_t errlen)
         rc = akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
     } else {
         akg_prompt_var vars[] = {
-            {"backend", r->backend},  {"dsl", r->dsl},  {"arch", r->arch},
-            {"attempt", attempt},     {"op_name", op},  {"grammar", grammar},
-            {"reference", reference}, {"probe", probe}, {"feedback", feedback},
+            {"backend", r->backend},  {"dsl", r->dsl},
+            {"arch", r->arch},        {"attempt", attempt},
+            {"op_name", op},          {"grammar", grammar},
+            {"reference", reference}, {"probe", probe},
+            {"feedback", feedback},   {"debugging", r->feedback ? "yes" : ""},
         };
         rc = akg_prompt_render("designer", vars, sizeof vars / sizeof vars[0], &sys, &user, err,
                                errlen);
@@ -672,6 +674,7 @@ static int code_start_chat(oa_work *w, char *err, size_t errlen)
             {"sketch", sketch},
             {"reference", reference},
             {"last_error", last},
+            {"debugging", r->safe ? "yes" : ""},
         };
         rc = akg_prompt_render("coder", vars, sizeof vars / sizeof vars[0], &sys, &user, err,
                                errlen);
