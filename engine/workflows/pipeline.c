@@ -865,6 +865,10 @@ static void on_designed(const akg_design_answer *a, void *user)
         return;
     }
     if (a->status != AKG_OK) {
+        if (a->provenance) { /* what the failed design cost (a model's requests, tokens) */
+            cJSON_Delete(j->design_info);
+            j->design_info = cJSON_Duplicate(a->provenance, 1);
+        }
         if (a->has_where)
             set_error_place(j, NULL, NULL, a->where.start_row + 1, a->where.start_col + 1,
                             a->where.end_row + 1, a->where.end_col + 1);

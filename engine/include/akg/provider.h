@@ -69,7 +69,8 @@ typedef struct {
     akg_range where;
     const char *sketch_text; /* success: the sketch, not yet parsed or checked */
     const char *op_name;     /* success: for file names and the report ("relu") */
-    const cJSON *provenance; /* success: how it was designed (may be NULL) */
+    const cJSON *provenance; /* how it was designed, or what the failed attempt cost (may be
+                                NULL); the report's "design" */
 } akg_design_answer;
 
 typedef struct {

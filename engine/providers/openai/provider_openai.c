@@ -20,9 +20,10 @@
  * standard or fast; without it, standard. Settings come from akg_openai_settings_load.
  *
  * Provenance: {"source": "openai", "agent", "level", "model", "settings" (never the key),
- * "requests": [{outcome, prompt_tokens, completion_tokens, attempts, elapsed_ms, checked}],
- * "prompt_tokens", "completion_tokens", "checker_rounds"}, so the report and the store show
- * what each design cost.
+ * "requests": [{outcome, prompt_tokens, completion_tokens, attempts, elapsed_ms, checked,
+ * finish_reason, asked, answer}], "prompt_tokens", "completion_tokens", "checker_rounds"}, so
+ * the report and the store show what each design cost and what the model was asked and wrote
+ * (a failed design's too: a small model's answers are the first thing to read).
  *
  * Lifetime: one work item per request. Its zero timer makes the first step run from a later
  * loop iteration; the item is freed once the timer is closed, no chat is pending and the op
@@ -47,6 +48,9 @@
 #define OA_GRAMMAR_BUDGET 22000
 #define OA_FEEDBACK_BUDGET 12000
 #define OA_ANSWER_BUDGET 16000
+/* the transcript kept in the provenance: the last message of each request (the first is the
+ * filled template, whose system part is the grammar: not kept) and its answer */
+#define OA_ASKED_BUDGET 8000
 /* what the Coder writes in model_new.py for the library's name, which hashes the kernel */
 #define OA_LIBRARY_MARK "@AKG_KERNEL_LIB@"
 
@@ -99,7 +103,8 @@ static void design_fail(oa_work *w, int status, const char *msg)
     akg_provider_op *op = take_op(w);
     if (!op)
         return;
-    akg_design_answer a = {.status = status, .message = msg};
+    /* the requests made, their tokens and transcript, go with the failure too */
+    akg_design_answer a = {.status = status, .message = msg, .provenance = w->provenance};
     akg_provider_complete_design(op, &a);
 }
 
@@ -243,7 +248,39 @@ static int start_chat(oa_work *w, char *err, size_t errlen)
     return akg_openai_chat(w->session->client, &r, &w->call, err, errlen);
 }
 
-/* Records a request's tokens in the provenance. */
+/* s with every from replaced by to; malloc'd. */
+static char *replace_all(const char *s, const char *from, const char *to)
+{
+    akg_buf b;
+    akg_buf_init(&b, 0);
+    const char *p = s, *hit;
+    while ((hit = strstr(p, from)) != NULL) {
+        akg_buf_append(&b, p, (size_t)(hit - p));
+        akg_buf_puts(&b, to);
+        p = hit + strlen(from);
+    }
+    akg_buf_puts(&b, p);
+    return akg_buf_take(&b);
+}
+
+/* Adds text to o as key, cut to budget, with the API key (should a server echo it) replaced. */
+static void add_transcript_text(cJSON *o, const char *key, const char *text, size_t budget,
+                                const char *api_key)
+{
+    if (!text)
+        return;
+    char *clean = api_key && strlen(api_key) >= 4 ? replace_all(text, api_key, "[api key]")
+                                                  : akg_strdup(text);
+    char *t = clean ? akg_prompt_trim(clean, budget) : NULL;
+    if (t)
+        cJSON_AddStringToObject(o, key, t);
+    free(t);
+    free(clean);
+}
+
+/* Records a request in the provenance: its outcome and tokens, and the transcript (what was
+ * asked last, what the model answered), so that the report and the store show what the model
+ * wrote also when none of it became a design. */
 static void record_request(oa_work *w, const akg_openai_answer *a, int checked)
 {
     cJSON *reqs = cJSON_GetObjectItem(w->provenance, "requests");
@@ -263,6 +300,13 @@ static void record_request(oa_work *w, const akg_openai_answer *a, int checked)
         cJSON_AddBoolToObject(r, "tls_verify_off", 1);
     if (!w->is_code)
         cJSON_AddBoolToObject(r, "sketch_checks", checked);
+    if (a->finish_reason && *a->finish_reason)
+        cJSON_AddStringToObject(r, "finish_reason", a->finish_reason);
+    if (w->n_msgs > 0)
+        add_transcript_text(r, "asked", w->msgs[w->n_msgs - 1].content, OA_ASKED_BUDGET,
+                            w->settings->api_key);
+    if (a->text && (*a->text || a->outcome == AKG_OPENAI_OK))
+        add_transcript_text(r, "answer", a->text, OA_ANSWER_BUDGET, w->settings->api_key);
     cJSON_AddItemToArray(reqs, r);
     const char *keys[] = {"prompt_tokens", "completion_tokens"};
     long vals[] = {a->prompt_tokens, a->completion_tokens};
@@ -422,21 +466,6 @@ static int tag_is(const char *tag, const char *lang)
     if (strcmp(lang, "cuda") == 0)
         return strcasecmp(tag, "cu") == 0;
     return 0;
-}
-
-/* s with every from replaced by to; malloc'd. */
-static char *replace_all(const char *s, const char *from, const char *to)
-{
-    akg_buf b;
-    akg_buf_init(&b, 0);
-    const char *p = s, *hit;
-    while ((hit = strstr(p, from)) != NULL) {
-        akg_buf_append(&b, p, (size_t)(hit - p));
-        akg_buf_puts(&b, to);
-        p = hit + strlen(from);
-    }
-    akg_buf_puts(&b, p);
-    return akg_buf_take(&b);
 }
 
 static void code_answered(oa_work *w, const akg_openai_answer *a)
