@@ -764,8 +764,7 @@ static int build_edits(akg_lsp_server *s, const selection *e, const akg_lsp_docu
             if (a == b)
                 akg_buf_appendf(&line, ")  # akg: kernel for line %u%s\n", a + 1, speed);
             else
-                akg_buf_appendf(&line, ")  # akg: kernel for lines %u-%u%s\n", a + 1, b + 1,
-                                speed);
+                akg_buf_appendf(&line, ")  # akg: kernel for lines %u-%u%s\n", a + 1, b + 1, speed);
             add_edit(s, doc, edits, line_start(doc, a), line_after(doc, b), line.data);
             snprintf(label, labellen, "akg: use the generated kernel for %s", e->name);
         }
@@ -802,8 +801,19 @@ static int build_edits(akg_lsp_server *s, const selection *e, const akg_lsp_docu
         if (needs_break)
             akg_buf_puts(&h, "\n");
         akg_buf_puts(&h, after < 0 ? HELPERS + 2 : HELPERS);
-        if (after < 0)
-            akg_buf_puts(&h, "\n\n");
+        /* two blank lines before what follows, as after any top-level def */
+        unsigned blanks = 0;
+        for (unsigned r = after < 0 ? 0 : (unsigned)after + 1; r < doc->n_lines && blanks < 2;
+             r++) {
+            size_t n;
+            const char *t = akg_lsp_doc_line(doc, r, &n);
+            if (indent_of(t, n) != n)
+                break;
+            blanks++;
+        }
+        if (at < doc->text.len)
+            for (; blanks < 2; blanks++)
+                akg_buf_puts(&h, "\n");
         add_edit(s, doc, edits, at, at, h.data ? h.data : "");
         akg_buf_free(&h);
     }
