@@ -82,11 +82,46 @@ def run(cmd, cwd, env=None):
     return None
 
 
+RUNNER = """
+import json, runpy, sys, traceback
+for where, path in json.loads(sys.argv[1]):
+    try:
+        runpy.run_path(path, run_name="__main__")
+        err = None
+    except BaseException:
+        err = traceback.format_exc()[-3000:]
+    print("AKG-EXAMPLE " + json.dumps([where, err]), flush=True)
+"""
+
+
+def run_triton(py2, runs, work):
+    """{where: None or the error} for each Triton example, all run by one interpreter."""
+    import json
+
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    try:
+        p = subprocess.run([py2, "-c", RUNNER, json.dumps(runs)], cwd=work, env=env,
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        out, tail = p.stdout, (p.stdout + p.stderr)[-3000:]
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        tail = f"ran past {TIMEOUT} s"
+    results = {}
+    for line in out.splitlines():
+        if line.startswith("AKG-EXAMPLE "):
+            where, err = json.loads(line[len("AKG-EXAMPLE "):])
+            results[where] = err
+    for where, _ in runs:
+        results.setdefault(where, f"did not finish: {tail}")
+    return results
+
+
 def main(argv):
     root = argv[1] if len(argv) > 1 else os.path.join(ROOT, "docspecs")
     nvcc, py2 = find_nvcc(), None
     py2_checked = False
     failures, checked, skipped = [], 0, []
+    triton_runs = []  # (where, file): run together, in one interpreter (torch imports once)
     work = tempfile.mkdtemp(prefix="akg-docspecs-")
     try:
         for folder in sorted(glob.glob(os.path.join(root, "*", ""))):
@@ -123,8 +158,8 @@ def main(argv):
                             continue
                         with open(base + ".py", "w") as f:
                             f.write(body)
-                        env = dict(os.environ, TRITON_INTERPRET="1")
-                        err = run([py2, base + ".py"], work, env)
+                        triton_runs.append((where, base + ".py"))
+                        continue
                     elif lang == "python":
                         try:
                             ast.parse(body, filename=where)
@@ -141,6 +176,14 @@ def main(argv):
             if not found:
                 failures.append(f"{os.path.relpath(folder, os.path.dirname(root))}: error: no example "
                                 "(a block opened with ```<lang> example)")
+        if triton_runs:
+            results = run_triton(py2, triton_runs, work)
+            for where, _ in triton_runs:
+                err = results.get(where, "did not run (the interpreter stopped before it)")
+                if err:
+                    failures.append(f"{where}: error: the python example fails under TRITON_INTERPRET=1:\n{err}")
+                else:
+                    checked += 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for s in skipped:

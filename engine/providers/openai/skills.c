@@ -519,7 +519,8 @@ char *akg_skills_render(const akg_skill_set *set, const size_t *order, size_t n_
     if (left.len)
         akg_buf_appendf(&b, "(Left out to fit the prompt: %s.)\n", left.data);
     if (!b.len)
-        akg_buf_puts(&b, "(No skills for this DSL.)\n");
+        akg_buf_puts(&b, set->n ? "(No skill of this DSL is about this task.)\n"
+                                : "(No skills for this DSL.)\n");
     akg_buf_free(&left);
     return akg_buf_take(&b);
 }
