@@ -20,6 +20,7 @@
 #include "akg/provider.h"
 #include "akg/sketch_file.h"
 #include "cli.h"
+#include "interactive.h"
 
 typedef struct {
     uv_loop_t *loop;
@@ -98,6 +99,11 @@ static void op_usage(FILE *f)
             "  --store FILE           SQLite store (default $AKG_STORE or ~/.akg/akg.db)\n"
             "  --json                 print report.json on stdout instead of the summary\n"
             "  --quiet                no progress on stderr\n"
+            "\n"
+            "Without REFERENCE.py, at a terminal, it starts an interactive session: paste a\n"
+            "KernelBench reference or a model snippet (end it with a blank line or Ctrl-D), or\n"
+            "type a request such as \"softmax over the last dim of a 512x4096 float32 tensor\";\n"
+            "`help` there lists what requests understand, Ctrl-D leaves.\n"
             "\n"
             "exit status: 0 a kernel passed (or was written, for kernelgen_only/design_only),\n"
             "also one slower than the reference (the summary and report.json's verdict say\n"
@@ -179,10 +185,10 @@ static void print_flags(const cJSON *flags)
         printf("]");
 }
 
-static void print_summary(op_ctx *c, const akg_event *ev)
+void cli_op_print_summary(const akg_event *ev, int json)
 {
     const cJSON *r = ev->data;
-    if (c->json) {
+    if (json) {
         char *t = cJSON_Print(r);
         if (t) {
             printf("%s\n", t);
@@ -249,30 +255,9 @@ static void print_summary(op_ctx *c, const akg_event *ev)
                cJSON_GetStringValue(cJSON_GetObjectItem(err, "detail")));
 }
 
-static void on_engine_closed(void *user)
+/* One line on stderr for each progress event (not DONE). */
+void cli_op_print_progress(const akg_event *ev)
 {
-    op_ctx *c = user;
-    uv_close((uv_handle_t *)&c->sigint, NULL);
-    uv_close((uv_handle_t *)&c->sigterm, NULL);
-}
-
-static void on_event(const akg_event *ev, void *user)
-{
-    op_ctx *c = user;
-    if (ev->kind == AKG_EVENT_DONE) {
-        print_summary(c, ev);
-        switch (ev->status) {
-        case AKG_JOB_PASS:
-        case AKG_JOB_UNVERIFIED: c->exit_code = 0; break;
-        case AKG_JOB_CANCELLED: c->exit_code = 130; break;
-        default: c->exit_code = 1;
-        }
-        c->job = NULL;
-        akg_engine_close(c->engine, on_engine_closed, c);
-        return;
-    }
-    if (c->quiet)
-        return;
     switch (ev->kind) {
     case AKG_EVENT_STAGE:
         fprintf(stderr, "[akg] %-7s %s\n", ev->stage, ev->message);
@@ -297,6 +282,33 @@ static void on_event(const akg_event *ev, void *user)
         break;
     }
     fflush(stderr);
+}
+
+static void on_engine_closed(void *user)
+{
+    op_ctx *c = user;
+    uv_close((uv_handle_t *)&c->sigint, NULL);
+    uv_close((uv_handle_t *)&c->sigterm, NULL);
+}
+
+static void on_event(const akg_event *ev, void *user)
+{
+    op_ctx *c = user;
+    if (ev->kind == AKG_EVENT_DONE) {
+        cli_op_print_summary(ev, c->json);
+        switch (ev->status) {
+        case AKG_JOB_PASS:
+        case AKG_JOB_UNVERIFIED: c->exit_code = 0; break;
+        case AKG_JOB_CANCELLED: c->exit_code = 130; break;
+        default: c->exit_code = 1;
+        }
+        c->job = NULL;
+        akg_engine_close(c->engine, on_engine_closed, c);
+        return;
+    }
+    if (c->quiet)
+        return;
+    cli_op_print_progress(ev);
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -353,11 +365,20 @@ int cli_op(int argc, char **argv)
                 names);
         return 2;
     }
-    if (npos != 1) {
-        fprintf(stderr, "akg_cli op: a REFERENCE.py is required (see akg_cli op --help)\n");
+    /* No reference and a person at a terminal: the interactive session (interactive.c). */
+    int interactive = npos == 0 && isatty(STDIN_FILENO);
+    if (npos != 1 && !interactive) {
+        fprintf(stderr, "akg_cli op: a REFERENCE.py is required (see akg_cli op --help); "
+                        "run it at a terminal without one for the interactive session\n");
         return 2;
     }
-    if (access(pos[0], R_OK) != 0) {
+    if (interactive && (kernel || sketch)) {
+        fprintf(stderr, "akg_cli op: --%s names a file for one reference; the interactive "
+                        "session takes neither --kernel nor --sketch\n",
+                kernel ? "kernel" : "sketch");
+        return 2;
+    }
+    if (!interactive && access(pos[0], R_OK) != 0) {
         fprintf(stderr, "akg_cli op: reference not found: %s\n", pos[0]);
         return 2;
     }
@@ -492,7 +513,7 @@ int cli_op(int argc, char **argv)
         return 1;
     }
     akg_job_options jo = {0};
-    jo.reference_path = pos[0];
+    jo.reference_path = interactive ? NULL : pos[0];
     jo.framework = framework;
     jo.backend = backend;
     jo.arch = arch;
@@ -511,6 +532,13 @@ int cli_op(int argc, char **argv)
     jo.min_speedup_set = min_speedup != NULL;
     jo.profile_runs = (int)profile_runs_value;
     jo.search = search;
+    if (interactive) {
+        cli_session_options so = {c.engine, &jo, quiet, json};
+        int status = cli_interactive(c.loop, &so);
+        uv_loop_close(c.loop);
+        fflush(stdout);
+        return status;
+    }
     int rc = akg_job_start(c.engine, &jo, on_event, &c, &c.job, err, sizeof err);
     if (rc != AKG_OK) {
         fprintf(stderr, "akg_cli op: %s\n", err);
