@@ -668,6 +668,25 @@ static int build_edits(akg_lsp_server *s, const selection *e, const akg_lsp_docu
     char *now = lines_text(doc, first, last);
     int same = now && e->selected && strcmp(now, e->selected) == 0;
     free(now);
+    if (!same && e->selected && *e->selected) {
+        /* Lines moved (an edit above, such as another kernel's): the
+         * selected text found once, at the start of a line, is the selection. */
+        const char *text = doc->text.data ? doc->text.data : "", *found = NULL;
+        int count = 0;
+        for (const char *p = strstr(text, e->selected); p && count < 2;
+             p = strstr(p + 1, e->selected))
+            if (p == text || p[-1] == '\n') {
+                found = p;
+                count++;
+            }
+        if (count == 1) {
+            unsigned row, col;
+            akg_lsp_doc_position(doc, AKG_LSP_UTF8, (size_t)(found - text), &row, &col);
+            last = row + (last - first);
+            first = row;
+            same = 1;
+        }
+    }
     if (!same)
         return akg_fail(err, errlen, AKG_EINVAL,
                         "lines %u-%u of %s changed since the kernel for %s was generated; select "

@@ -140,8 +140,8 @@ class SelectionCase(unittest.TestCase):
 
 
 class GenerateAndUse(SelectionCase):
-    def generate_and_use(self, path, uri, text, first, last, start_char=0, end_char=None):
-        """Selection -> code action -> job -> "Use the generated kernel" -> the edited text."""
+    def generate(self, uri, first, last, start_char=0, end_char=None):
+        """Selection -> code action -> akg.generateForSelection; the command's answer."""
         rng = {"start": {"line": first, "character": start_char},
                "end": {"line": last + 1, "character": 0} if end_char is None
                else {"line": last, "character": end_char}}
@@ -151,6 +151,7 @@ class GenerateAndUse(SelectionCase):
         generate = [a for a in actions if a["command"]["command"] == "akg.generateForSelection"]
         self.assertEqual(len(generate), 1, actions)
         self.assertEqual(generate[0]["title"], "akg: Generate kernel for this")
+        self.assertEqual(generate[0]["kind"], "refactor.akg")
         # keep the job short: a few timed runs, the first verified kernel kept
         generate[0]["command"]["arguments"][0].update({"profileRuns": 3, "minSpeedup": 0})
         r = self.command(generate[0])
@@ -161,33 +162,66 @@ class GenerateAndUse(SelectionCase):
             reference = f.read()
         self.assertIn("class Model(nn.Module):", reference)
         self.assertIn("def get_inputs():", reference)
-        job = r["result"]["jobId"]
-        create = self.c.wait_for(lambda m: m.get("method") == "window/workDoneProgress/create" and
-                                 m["params"]["token"] == "akg-job-%d" % job, 10,
-                                 "workDoneProgress/create")
-        self.assertTrue(create)
-        done = self.c.notification("akg/jobFinished", lambda p: p["id"] == job, JOB_TIMEOUT)["params"]
+        return r["result"]
+
+    def finished(self, uri, started):
+        done = self.c.notification("akg/jobFinished", lambda p: p["id"] == started["jobId"],
+                                   JOB_TIMEOUT)["params"]
         self.assertEqual(done["status"], "pass", done)
         self.assertEqual(done["modelUri"], uri)
-        self.assertEqual(done["uri"], path_uri(task))
-        ask = self.c.wait_for(lambda m: m.get("method") == "window/showMessageRequest", 10,
-                              "showMessageRequest")
+        self.assertEqual(done["uri"], path_uri(started["task"]))
+        ask = self.c.wait_for(lambda m: m.get("method") == "window/showMessageRequest" and
+                              started["name"] in m["params"]["message"], 10, "showMessageRequest")
         self.assertEqual([a["title"] for a in ask["params"]["actions"]], ["Use the generated kernel"])
+        return done
 
-        use = [a for a in self.actions(uri, first, last)
-               if a["command"]["command"] == "akg.useGeneratedKernel"]
-        self.assertEqual(len(use), 1)
-        r = self.command(use[0])
+    def use(self, action_or_arg, version):
+        """Runs akg.useGeneratedKernel; the edits of the workspace/applyEdit it sends."""
+        if "command" in action_or_arg:
+            r = self.command(action_or_arg)
+        else:
+            r = self.c.request("workspace/executeCommand", {"command": "akg.useGeneratedKernel",
+                                                            "arguments": [action_or_arg]})
         self.assertIn("result", r, r)
         apply = self.c.wait_for(lambda m: m.get("method") == "workspace/applyEdit", 10,
                                 "workspace/applyEdit")["params"]
+        self.assertEqual(apply["label"], r["result"]["label"])
         changes = apply["edit"]["documentChanges"]
         self.assertEqual(len(changes), 1)  # one edit of the model: one undo
-        self.assertEqual(changes[0]["textDocument"], {"uri": uri, "version": 1})
-        return apply_edits(text, changes[0]["edits"])
+        self.assertEqual(changes[0]["textDocument"]["version"], version)
+        return changes[0]["edits"]
 
-    def run_both(self, path, edited):
-        """Runs the original and the edited model file; what the runner saw."""
+    def test_statements_and_class_to_kernels_same_outputs(self):
+        path, uri = self.write_model(MODEL)
+        # two selections, their jobs side by side: statements in forward, a class under the cursor
+        first, last = line_of(MODEL, "# akg: h"), line_of(MODEL, "y = torch.relu")
+        stmts = self.generate(uri, first, last)
+        act_row = line_of(MODEL, "class Act(")
+        act = self.generate(uri, act_row, act_row, 6, 6)
+        create = self.c.wait_for(lambda m: m.get("method") == "window/workDoneProgress/create", 10,
+                                 "workDoneProgress/create")
+        self.assertIn(create["params"]["token"], ("akg-job-%d" % stmts["jobId"],
+                                                  "akg-job-%d" % act["jobId"]))
+        self.finished(uri, stmts)
+        self.finished(uri, act)
+
+        # the statements' kernel, from the code action on their lines
+        use = [a for a in self.actions(uri, first, last)
+               if a["command"]["command"] == "akg.useGeneratedKernel"]
+        self.assertEqual(len(use), 1, use)
+        edited = apply_edits(MODEL, self.use(use[0], 1))
+        self.assertNotIn("y = torch.relu(h)", edited)
+        self.assertIn("y = _akg_on(self, ", edited)
+        self.assertIn("# akg: h: f32[16, 64]", edited)  # the shape comment stays
+        self.assertEqual(edited.count("def _akg_kernel("), 1)
+        self.c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                 "contentChanges": [{"text": edited}]})
+        # the class's kernel, its lines moved by the first edit; the helpers are not added twice
+        edited = apply_edits(edited, self.use({"uri": uri, "jobId": act["jobId"]}, 2))
+        self.assertEqual(edited.count("def _akg_kernel("), 1)
+        self.assertIn("class Act(nn.Module):", edited)  # the original stays, rebound after it
+        self.assertIn('\nAct = _akg_kernel("akg_output/', edited)
+
         original = os.path.join(self.tmp.name, "original_block.py")
         with open(original, "w", encoding="utf-8") as f:
             f.write(MODEL)
@@ -198,28 +232,9 @@ class GenerateAndUse(SelectionCase):
         self.assertEqual(run.returncode, 0, run.stderr[-3000:] + "\n" + edited)
         seen = json.loads(run.stdout.strip().splitlines()[-1])
         self.assertTrue(seen["close"], seen)
-        self.assertEqual(len(seen["kernels_loaded"]), 1, seen)  # the kernel ran
-        self.assertTrue(seen["kernels_loaded"][0].endswith("model_new.py"), seen)
+        self.assertEqual(len(seen["kernels_loaded"]), 2, seen)  # both kernels ran
+        self.assertTrue(all(k.endswith("model_new.py") for k in seen["kernels_loaded"]), seen)
         self.assertTrue(seen["state_dict_same"], seen)
-        return seen
-
-    def test_statements_in_forward(self):
-        path, uri = self.write_model(MODEL)
-        first, last = line_of(MODEL, "# akg: h"), line_of(MODEL, "y = torch.relu")
-        edited = self.generate_and_use(path, uri, MODEL, first, last)
-        self.assertNotIn("y = torch.relu(h)", edited)
-        self.assertIn("y = _akg_on(self, ", edited)
-        self.assertIn("# akg: h: f32[16, 64]", edited)  # the shape comment stays
-        self.run_both(path, edited)
-
-    def test_class_under_the_cursor(self):
-        path, uri = self.write_model(MODEL)
-        row = line_of(MODEL, "class Act(")
-        edited = self.generate_and_use(path, uri, MODEL, row, row, 6, 6)
-        self.assertIn("class Act(nn.Module):", edited)  # the original stays, rebound after it
-        self.assertIn('\nAct = _akg_kernel("akg_output/', edited)
-        self.assertIn("y = torch.relu(h)", edited)
-        self.run_both(path, edited)
 
 
 class ConstructionFails(SelectionCase):
