@@ -191,6 +191,9 @@ static void test_select(void)
     char fam[128];
     akg_skills_task_families("\"op\":\"layer_norm\" \"op\":\"add\"", fam, sizeof fam);
     CHECK_STR(fam, "norm elementwise");
+    /* clamp's attributes are named min and max: no reduction in that */
+    akg_skills_task_families("\"op\":\"clamp\",\"attrs\":{\"min\":0,\"max\":6}", fam, sizeof fam);
+    CHECK_STR(fam, "elementwise");
     akg_skills_task_families("addmm_like sum_of", fam, sizeof fam); /* whole words only */
     CHECK_STR(fam, "");
 

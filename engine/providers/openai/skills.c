@@ -391,7 +391,9 @@ static const struct {
              "adaptive_avg_pool2d adaptive_max_pool2d"},
     {"norm", "layer_norm batch_norm group_norm instance_norm rms_norm native_layer_norm "
              "norm softmax log_softmax"},
-    {"reduction", "sum mean amax amin max min prod var std argmax argmin logsumexp "
+    /* not "max"/"min": the graph's reductions are amax/amin, and clamp's attributes are named
+     * min and max */
+    {"reduction", "sum mean amax amin prod var std argmax argmin logsumexp "
                   "reduce_sum reduce_max reduce_min reduce_mean norm softmax log_softmax"},
     {"scan", "cumsum cumprod cummax cummin"},
     {"gather", "embedding gather index_select take scatter"},
