@@ -297,6 +297,20 @@ static void test_templates(const char *source)
     free(sys);
     free(user);
 
+    /* the budget from the new DSL's config.yaml (skills_token_budget) */
+    const char *dirs[] = {"backends", "backends/nodevice", "backends/nodevice/newdsl"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", home, dirs[i]);
+        mkdir(path, 0700);
+    }
+    snprintf(path, sizeof path, "%s/backends/nodevice/newdsl/config.yaml", home);
+    write_file(path, "default_workflow: default\nskills_token_budget: 5\n");
+    CHECK(akg_prompt_render("coder", nv, 3, &sys, &user, err, sizeof err) == AKG_OK);
+    CHECK(sys && !strstr(sys, "## newdsl-contract"));
+    CHECK(sys && strstr(sys, "(Left out to fit the prompt: newdsl-contract.)"));
+    free(sys);
+    free(user);
+
     /* a broken skill stops the prompt with the file and line */
     static const char *const bf[] = {"broken.md"};
     char *bt[] = {akg_strdup("---\nname: b\ndescription: d\ndsl: newdsl\nlevel: x\n---\n")};
