@@ -296,6 +296,59 @@ static void py_string(akg_buf *b, const char *s)
     akg_buf_puts(b, "\"");
 }
 
+/* The selection's lines, 0-based: a selection that ends at the start of a
+ * line does not take that line. */
+static void range_lines(akg_range r, unsigned *first, unsigned *last)
+{
+    *first = r.start_row;
+    *last = r.end_row;
+    if (r.end_row > r.start_row && r.end_col == 0)
+        (*last)--;
+}
+
+/* Where e's selected lines are in doc now: where they were, else (an edit
+ * above moved them, such as another kernel's) the one place, at the start of
+ * a line, that holds the same text. 0 when they are found nowhere. */
+static int locate(const selection *e, const akg_lsp_document *doc, unsigned *first_out,
+                  unsigned *last_out)
+{
+    unsigned first, last;
+    range_lines(e->range, &first, &last);
+    char *now = lines_text(doc, first, last);
+    int same = now && e->selected && strcmp(now, e->selected) == 0;
+    free(now);
+    if (!same && e->selected && *e->selected) {
+        const char *text = doc->text.data ? doc->text.data : "", *found = NULL;
+        int count = 0;
+        for (const char *p = strstr(text, e->selected); p && count < 2;
+             p = strstr(p + 1, e->selected))
+            if (p == text || p[-1] == '\n') {
+                found = p;
+                count++;
+            }
+        if (count == 1) {
+            unsigned row, col;
+            akg_lsp_doc_position(doc, AKG_LSP_UTF8, (size_t)(found - text), &row, &col);
+            last = row + (last - first);
+            first = row;
+            same = 1;
+        }
+    }
+    *first_out = first;
+    *last_out = last;
+    return same;
+}
+
+/* 1 when a class or function of e is already rebound to its kernel in doc. */
+static int already_used(const selection *e, const akg_lsp_document *doc)
+{
+    if (e->kind == SEL_STATEMENTS || !doc->text.data)
+        return 0;
+    char line[300];
+    snprintf(line, sizeof line, "\n%s = _akg_kernel(", e->name);
+    return strstr(doc->text.data, line) != NULL;
+}
+
 /* ---- code actions ----------------------------------------------------------- */
 
 static int read_range(akg_lsp_server *s, const akg_lsp_document *doc, const cJSON *range,
@@ -325,16 +378,6 @@ static int read_range(akg_lsp_server *s, const akg_lsp_document *doc, const cJSO
     out->end_row = r1;
     out->end_col = c1;
     return 1;
-}
-
-/* The selection's lines, 0-based: a selection that ends at the start of a
- * line does not take that line. */
-static void range_lines(akg_range r, unsigned *first, unsigned *last)
-{
-    *first = r.start_row;
-    *last = r.end_row;
-    if (r.end_row > r.start_row && r.end_col == 0)
-        (*last)--;
 }
 
 static int kind_allowed(const cJSON *only, const char *kind)
@@ -400,8 +443,7 @@ void akg_lsp_selection_actions(akg_lsp_server *s, akg_lsp_document *doc, const c
         if (e->state != SEL_READY || strcmp(e->path, doc->path) != 0)
             continue;
         unsigned f0, l0;
-        range_lines(e->range, &f0, &l0);
-        if (last < f0 || first > l0)
+        if (!locate(e, doc, &f0, &l0) || last < f0 || first > l0 || already_used(e, doc))
             continue;
         char title[300];
         if (isnan(e->speedup))
@@ -664,29 +706,13 @@ static int build_edits(akg_lsp_server *s, const selection *e, const akg_lsp_docu
                        cJSON *edits, char *label, size_t labellen, char *err, size_t errlen)
 {
     unsigned first, last;
-    range_lines(e->range, &first, &last);
-    char *now = lines_text(doc, first, last);
-    int same = now && e->selected && strcmp(now, e->selected) == 0;
-    free(now);
-    if (!same && e->selected && *e->selected) {
-        /* Lines moved (an edit above, such as another kernel's): the
-         * selected text found once, at the start of a line, is the selection. */
-        const char *text = doc->text.data ? doc->text.data : "", *found = NULL;
-        int count = 0;
-        for (const char *p = strstr(text, e->selected); p && count < 2;
-             p = strstr(p + 1, e->selected))
-            if (p == text || p[-1] == '\n') {
-                found = p;
-                count++;
-            }
-        if (count == 1) {
-            unsigned row, col;
-            akg_lsp_doc_position(doc, AKG_LSP_UTF8, (size_t)(found - text), &row, &col);
-            last = row + (last - first);
-            first = row;
-            same = 1;
-        }
-    }
+    int same = locate(e, doc, &first, &last);
+    if (already_used(e, doc))
+        return akg_fail(err, errlen, AKG_EINVAL,
+                        "%s already uses the kernel for %s (the line `%s = "
+                        "_akg_kernel(...)`)",
+                        e->path, e->name, e->name),
+               0;
     if (!same)
         return akg_fail(err, errlen, AKG_EINVAL,
                         "lines %u-%u of %s changed since the kernel for %s was generated; select "

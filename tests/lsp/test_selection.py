@@ -221,6 +221,11 @@ class GenerateAndUse(SelectionCase):
         self.assertEqual(edited.count("def _akg_kernel("), 1)
         self.assertIn("class Act(nn.Module):", edited)  # the original stays, rebound after it
         self.assertIn('\nAct = _akg_kernel("akg_output/', edited)
+        self.c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3},
+                                                 "contentChanges": [{"text": edited}]})
+        row = line_of(edited, "class Act(")
+        self.assertEqual([a for a in self.actions(uri, row, row)
+                          if a["command"]["command"] == "akg.useGeneratedKernel"], [])
 
         original = os.path.join(self.tmp.name, "original_block.py")
         with open(original, "w", encoding="utf-8") as f:
