@@ -459,11 +459,11 @@ void akg_lsp_selection_actions(akg_lsp_server *s, akg_lsp_document *doc, const c
 
 /* ---- akg.generateForSelection -------------------------------------------------- */
 
-static const char *failure_code(int rc)
+static const char *failure_code(int rc, const char *message)
 {
-    return rc == AKG_ENOTFOUND ? "missing-shape"
-           : rc == AKG_EPARSE  ? "syntax"
-                               : "unsupported-construct";
+    if (rc == AKG_ENOTFOUND) /* a shape, or how the module is constructed */
+        return strstr(message, "shape") ? "missing-shape" : "missing-value";
+    return rc == AKG_EPARSE ? "syntax" : "unsupported-construct";
 }
 
 static selection_kind kind_of(const akg_constructed_task *t, const akg_lsp_document *doc)
@@ -536,7 +536,7 @@ int akg_lsp_selection_generate(akg_lsp_server *s, const cJSON *arg, const char *
             e->range = r;
             if (r.start_row == r.end_row && r.start_col == r.end_col)
                 e->range = akg_lsp_doc_line_range(doc, r.start_row);
-            e->code = akg_strdup(failure_code(rc));
+            e->code = akg_strdup(failure_code(rc, cerr));
             char msg[2300];
             snprintf(msg, sizeof msg, "akg cannot generate a kernel for this selection: %s", cerr);
             e->message = akg_strdup(msg);

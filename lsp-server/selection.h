@@ -10,7 +10,7 @@
  *       saved as .akg/tasks/<name>.py beside the model and an ordinary job (jobs.h) runs
  *       on it. A selection it cannot turn into a reference is answered with -32803 and
  *       becomes an Error diagnostic at the selection (code missing-shape,
- *       unsupported-construct or syntax; the constructor's message names the construct,
+ *       missing-value (how the module is constructed), unsupported-construct or syntax; the constructor's message names the construct,
  *       the line, the reason and what would work) until the text changes or a later
  *       construction in that file succeeds.
  *   akg.useGeneratedKernel   [{uri, jobId?}] -> {label}
