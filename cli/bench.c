@@ -8,6 +8,8 @@
  * (every stage with --verbose), Ctrl-C as akg_suite_cancel, the environment, table and totals on
  * stdout, the record written to --output, and the exit status.
  */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -70,6 +72,9 @@ static void bench_usage(FILE *f)
         "  --dsl NAME         cpp (default, cpu) or triton_cuda (cuda)\n"
         "  --arch NAME        the backend's default (x86_64, sm_90) unless given\n"
         "  --workflow NAME    workflow of every job (default: the DSL config's)\n"
+        "  --design-check WHEN  every job's design check: first, on_mismatch or off\n"
+        "                     (default: the DSL config's, as akg_cli op)\n"
+        "  --seed N           every job's seed (default: each job draws its own)\n"
         "  --jobs N           jobs at once (default 1). Timings with N > 1 are NOT\n"
         "                     comparable: other jobs' compilers share the cores\n"
         "  --threads N        threads of kernel and baseline (default: all cores)\n"
@@ -531,7 +536,7 @@ int cli_bench(int argc, char **argv)
 {
     bench_ctx c;
     memset(&c, 0, sizeof c);
-    const char *jobs = NULL, *threads = NULL, *scale = NULL, *devices = NULL;
+    const char *jobs = NULL, *threads = NULL, *scale = NULL, *devices = NULL, *seed = NULL;
     int device_ids[AKG_ENGINE_MAX_DEVICES];
     int help = 0;
     akg_suite_options *o = &c.opts;
@@ -550,6 +555,7 @@ int cli_bench(int argc, char **argv)
         {"help", 0, NULL, &help},          {"quiet", 0, NULL, &c.quiet},
         {"verbose", 0, NULL, &c.verbose},  {"compiled", 0, NULL, &o->compiled},
         {"scale", 1, &scale, NULL},        {"devices", 1, &devices, NULL},
+        {"design-check", 1, &o->design_check, NULL}, {"seed", 1, &seed, NULL},
         {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
@@ -578,6 +584,16 @@ int cli_bench(int argc, char **argv)
             return 2;
         }
         o->device_ids = device_ids;
+    }
+    if (seed) {
+        char *end = NULL;
+        errno = 0;
+        o->seed = strtoull(seed, &end, 10);
+        if (end == seed || *end || errno || seed[0] == '-' || o->seed == 0) {
+            fprintf(stderr, "akg_cli bench: --seed must be a whole number from 1 to %llu\n",
+                    (unsigned long long)ULLONG_MAX);
+            return 2;
+        }
     }
     o->threads = akg_cpu_count();
     if (threads && parse_count(threads, 1, AKG_SUITE_MAX_THREADS, &o->threads) != 0) {

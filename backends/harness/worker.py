@@ -213,5 +213,18 @@ def serve(stdin: LineReader, writer: Any, handlers: Dict[str, Callable[[Dict[str
                 spare_wanted = True
 
 
+def _exit_now(code: Any) -> None:
+    """Ends the worker without the interpreter's teardown: everything it owns (children, cgroups,
+    staging folders) is released by ``main`` already, and tearing down torch's modules took about a
+    second of CPU at every engine's exit for nothing."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code if isinstance(code, int) else (0 if code is None else 1))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _exit_now(main())

@@ -99,6 +99,7 @@ static void suite_release(akg_suite *s)
     free(s->python);
     free(s->store_path);
     free(s->workspace);
+    free(s->design_check);
     akg_suite_listing_free(&s->listing);
     free(s->slots);
     cJSON_Delete(s->env);
@@ -277,6 +278,8 @@ static void start_next(akg_suite *s)
         jo.workflow = s->workflow;
         jo.provider = "builtin";
         jo.compiled_baseline = s->compiled;
+        jo.design_check = s->design_check;
+        jo.seed = s->seed;
         char out_dir[4096];
         if (s->runs_dir) {
             snprintf(out_dir, sizeof out_dir, "%s/%s_%s", s->runs_dir, op->family, op->name);
@@ -505,6 +508,10 @@ int akg_suite_start(uv_loop_t *loop, const akg_suite_options *opts, akg_suite_cb
     if (opts->arch &&
         (rc = akg_backend_arch_check(akg_backend_find(backend, dsl), opts->arch, err, errlen)))
         return rc;
+    if (opts->design_check && strcmp(opts->design_check, "first") &&
+        strcmp(opts->design_check, "on_mismatch") && strcmp(opts->design_check, "off"))
+        return akg_fail(err, errlen, AKG_EINVAL,
+                        "unknown design check '%s' (first, on_mismatch, off)", opts->design_check);
     if (opts->workflow && !strcmp(opts->workflow, "verifier_only"))
         return akg_fail(err, errlen, AKG_EINVAL,
                         "the verifier_only workflow needs a kernel per operator; a suite run "
@@ -530,6 +537,8 @@ int akg_suite_start(uv_loop_t *loop, const akg_suite_options *opts, akg_suite_cb
     s->python = dup_or(python, SUITE_PYTHON_DEFAULT);
     s->store_path = opts->store_path ? akg_strdup(opts->store_path) : NULL;
     s->workspace = opts->workspace ? akg_strdup(opts->workspace) : NULL;
+    s->design_check = opts->design_check ? akg_strdup(opts->design_check) : NULL;
+    s->seed = opts->seed;
     s->jobs = jobs;
     s->threads = threads;
     s->compiled = opts->compiled > 0;
@@ -545,7 +554,7 @@ int akg_suite_start(uv_loop_t *loop, const akg_suite_options *opts, akg_suite_cb
     if (!s->suite_dir || !s->backend || !s->dsl || !s->arch || !s->python ||
         (opts->filter && *opts->filter && !s->filter) || (opts->workflow && !s->workflow) ||
         (opts->runs_dir && !s->runs_dir) || (opts->store_path && !s->store_path) ||
-        (opts->workspace && !s->workspace)) {
+        (opts->workspace && !s->workspace) || (opts->design_check && !s->design_check)) {
         suite_release(s);
         return akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
     }

@@ -26,7 +26,8 @@ struct akg_suite {
 
     /* options, deep copies */
     char *suite_dir, *filter, *backend, *dsl, *arch, *workflow, *runs_dir, *python, *store_path,
-        *workspace;
+        *workspace, *design_check;
+    unsigned long long seed;
     int jobs, threads, compiled;
     int scale_option; /* akg_suite_options.scale */
     int devices, device_ids[AKG_ENGINE_MAX_DEVICES];

@@ -698,6 +698,14 @@ class CandidateProcess:
 
     # ---------- end ----------
 
+    def kill_now(self) -> None:
+        """SIGKILL to the child's process group without waiting (``kill`` or ``close`` reaps it)."""
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             try:
@@ -1027,5 +1035,10 @@ class Judge:
                     self._drop(slot)
 
     def close(self) -> None:
+        # every child killed first, then each reaped: a killed child takes a while to release its
+        # memory (torch's), and three of them in turn made every engine's exit wait for all three
+        children = [c for c in (self.current, self.ref_child, self.spare) if c is not None]
+        for child in children:
+            child.kill_now()
         for slot in ("current", "ref_child", "spare"):
             self._drop(slot)

@@ -161,7 +161,10 @@ typedef struct {
     int compiled;           /* 1: also time every reference under torch.compile */
     int scale;   /* size factor: 0 the suite's suite.yaml for the backend, 1 none, N > 1 that one */
     int devices; /* harness workers; 0: 1 */
-    const int *device_ids; /* devices entries (akg_parse_devices); NULL: 0, 1, ... */
+    const int *device_ids;    /* devices entries (akg_parse_devices); NULL: 0, 1, ... */
+    const char *design_check; /* every job's design check (first, on_mismatch, off); NULL: the
+                               * DSL config's verify_settings.design_check */
+    unsigned long long seed;  /* every job's seed; 0: each job draws one from the clock */
 } akg_suite_options;
 
 typedef struct akg_suite akg_suite;

@@ -264,10 +264,27 @@ class BenchUsageTest(BenchCase):
     def test_usage_errors_exit_2(self):
         for args in (["--jobs", "0"], ["--jobs", "x"], ["--suite", os.path.join(self.dir, "none")],
                      ["--suite", SUITE, "--filter", "no-such-op"], ["--bogus"],
-                     ["--suite", SUITE, "--backend", "cpu", "--dsl", "no-such-dsl"]):
+                     ["--suite", SUITE, "--backend", "cpu", "--dsl", "no-such-dsl"],
+                     ["--seed", "0"], ["--seed", "-3"], ["--seed", "7x"],
+                     ["--suite", SUITE, "--design-check", "never"]):
             p = self.bench(*args)
             self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
             self.assertTrue(p.stderr.startswith("akg_cli bench: "), (args, p.stderr))
+
+    def test_seed_and_design_check_reach_every_job(self):
+        """--seed and --design-check are every job's, as akg_cli op's: the designs of a suite in
+        one engine (tests/sketch/difftest/suite.py designs the operator suite this way)."""
+        runs = os.path.join(self.dir, "runs")
+        p = self.bench("--suite", SUITE, "--filter", "activation/", "--workflow", "design_only",
+                       "--design-check", "off", "--seed", "7", "--runs-dir", runs, "--quiet")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        for name in ("activation_relu_small", "activation_softmax_small"):
+            with open(os.path.join(runs, name, "report.json")) as f:
+                report = json.load(f)
+            self.assertEqual(report["status"], "unverified", report)
+            self.assertEqual(report["seed"], 7, report)
+            self.assertTrue(os.path.isfile(os.path.join(runs, name, "sketch.sketch")))
+            self.assertNotIn("design_check", report)  # present when the design was checked
 
     def test_help(self):
         p = self.bench("--help")

@@ -6,8 +6,8 @@
 
 Stages, each spread over ``--jobs`` processes (2 by default: one machine's worth):
 
-1. Designs: `akg_cli op --workflow design_only --design-check off` per operator writes
-   WORK/<op>/sketch.sketch (the probe runs the reference in the harness). An operator the
+1. Designs: one `akg_cli bench --workflow design_only --design-check off` over the operators writes
+   WORK/<op>/sketch.sketch (each probe runs the reference in the harness; the workers stay warm). An operator the
    Designer writes no sketch for is a failure (``refused``), not a skip.
 2. Cases (suite_cases.py, in worker processes that import torch): the model built as
    ``get_init_inputs()`` says, the smallest input case shrunk to small, ragged extents (two
@@ -162,27 +162,59 @@ def discover(filters: Sequence[str]) -> List[Op]:
 # ---- stage 1: designs -----------------------------------------------------------------------------------
 
 
-def design_one(akg_cli: str, op: Op, work: str, seed: int, triton: bool = False) -> None:
-    """triton: the design for cuda/triton_cuda (the Designer's GPU designs), probed on the CPU as
-    Triton's interpreter runs (AKG_TRITON_INTERPRET=1)."""
-    out = os.path.join(work, op.name)
-    shutil.rmtree(out, ignore_errors=True)
+def design_all(akg_cli: str, ops: Sequence[Op], work: str, seed: int, jobs: int, triton: bool = False) -> None:
+    """Every operator's design from one `akg_cli bench --workflow design_only` run: one engine whose
+    harness workers (two with --jobs 2) stay warm across the operators, where an `akg_cli op` per
+    operator paid a worker's start (importing torch) and shutdown each. Each operator's sketch is
+    copied to WORK/<op>/sketch.sketch. triton: the design for cuda/triton_cuda (the Designer's GPU
+    designs), probed on the CPU as Triton's interpreter runs (AKG_TRITON_INTERPRET=1)."""
+    runs = os.path.join(work, "designs")
+    shutil.rmtree(runs, ignore_errors=True)
+    record = os.path.join(work, "designs.json")
     target = ["--backend", "cuda", "--dsl", "triton_cuda"] if triton else []
-    argv = [akg_cli, "op", *target, "--workflow", "design_only", "--design-check", "off", "--quiet", "--seed",
-            str(seed), "--python", sys.executable, "--output", out, "--store", os.path.join(work, "store.db"),
-            op.reference]
+    workers = max(1, min(2, jobs))
+    # the operators asked for, as a suite of their own (copies: bench takes a folder, not a list)
+    suite = os.path.join(work, "suite")
+    shutil.rmtree(suite, ignore_errors=True)
+    for op in ops:
+        os.makedirs(os.path.join(suite, op.family), exist_ok=True)
+        shutil.copyfile(op.reference, os.path.join(suite, op.family, op.name + ".py"))
+    argv = [akg_cli, "bench", "--suite", suite, *target, "--workflow", "design_only", "--design-check", "off", "--scale", "1",
+            "--jobs", str(workers), "--devices", ",".join(["0"] * workers), "--quiet", "--python",
+            sys.executable, "--runs-dir", runs, "--store", os.path.join(work, "store.db"), "--output", record]
+    if seed:
+        argv += ["--seed", str(seed)]
     env = dict(os.environ, AKG_TRITON_INTERPRET="1") if triton else None
+    timeout = DESIGN_TIMEOUT + 10.0 * len(ops)
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=DESIGN_TIMEOUT, env=env)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
     except subprocess.TimeoutExpired:
-        op.fail("refused", f"the Designer did not finish in {DESIGN_TIMEOUT:g} s")
+        for op in ops:
+            op.fail("refused", f"the Designer's bench run did not finish in {timeout:g} s")
         return
-    path = os.path.join(out, "sketch.sketch")
-    if proc.returncode == 0 and os.path.isfile(path):
-        op.sketch = path
+    answers: Dict[str, Dict[str, Any]] = {}
+    try:
+        with open(record, encoding="utf-8") as f:
+            for entry in json.load(f).get("ops", []):
+                answers[f"{entry.get('family')}/{entry.get('name')}"] = entry
+    except (OSError, ValueError) as exc:
+        why = (proc.stderr.strip() or proc.stdout.strip() or str(exc)).splitlines()
+        for op in ops:
+            op.fail("refused", f"akg_cli bench (exit {proc.returncode}) wrote no record: " + " | ".join(why[-4:]))
         return
-    why = (proc.stderr.strip() or proc.stdout.strip() or f"exit status {proc.returncode}").splitlines()
-    op.fail("refused", f"the Designer wrote no sketch (akg_cli op exit {proc.returncode}): " + " | ".join(why[-4:]))
+    for op in ops:
+        made = os.path.join(runs, f"{op.family}_{op.name}", "sketch.sketch")
+        entry = answers.get(op.label)
+        if entry is None:
+            op.fail("refused", f"akg_cli bench (exit {proc.returncode}) did not run {op.label}")
+        elif entry.get("status") == "unverified" and os.path.isfile(made):
+            out = os.path.join(work, op.name)
+            os.makedirs(out, exist_ok=True)
+            shutil.copyfile(made, os.path.join(out, "sketch.sketch"))
+            op.sketch = os.path.join(out, "sketch.sketch")
+        else:
+            op.fail("refused", f"the Designer wrote no sketch ({entry.get('status')}, {entry.get('error_class')}): "
+                    f"{entry.get('error_detail') or 'no detail'}")
 
 
 def reuse_design(op: Op, folder: str) -> None:
@@ -706,12 +738,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for op in ops:
             reuse_design(op, os.path.abspath(args.sketches))
     else:
-        # the first alone: concurrent akg_cli processes on a store that does not exist yet both
-        # try to create its schema, and one of them fails ("migration 1 failed")
         gpu_designs = triton or cuda_c  # the Designer's cuda designs serve both cuda DSLs
-        design_one(akg_cli, ops[0], work, args.seed, gpu_designs)
-        with ThreadPoolExecutor(max_workers=max(1, min(2, args.jobs))) as pool:
-            list(pool.map(lambda op: design_one(akg_cli, op, work, args.seed, gpu_designs), ops[1:]))
+        design_all(akg_cli, ops, work, args.seed, args.jobs, gpu_designs)
     if args.split_variants:
         ops = ops + split_variants(ops, work)
     json_forms(akg_cli, ops)
