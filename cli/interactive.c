@@ -62,6 +62,12 @@ typedef struct {
     int stdin_flags;
     int runs;
     char history[4096];
+    /* a snippet the TaskConstructor could not finish: the question put to the user, and the
+     * comment (`# akg: x: ` + the answer) that goes above the code before it tries again */
+    char *ask_code;
+    unsigned ask_sel;
+    int asks;
+    char ask_prompt[256], ask_comment[192];
 } session;
 
 #ifdef AKG_HAVE_READLINE
@@ -160,7 +166,7 @@ static void prompt(session *s)
 {
     if (s->ending)
         return;
-    const char *p = s->pasting ? "...  " : "akg> ";
+    const char *p = s->ask_code ? s->ask_prompt : s->pasting ? "...  " : "akg> ";
 #ifdef AKG_HAVE_READLINE
     if (s->prompt_installed) {
         rl_set_prompt(p);
@@ -339,10 +345,104 @@ static unsigned snippet_selection(const char *code)
     return module ? module : cls ? cls : fn;
 }
 
+/* What the TaskConstructor's message says is missing, as a question: the symbol's value, the
+ * input's shape, or the constructor's arguments. Returns 0 when err names none of them. */
+static int question_for(session *s, const char *err)
+{
+    char name[64];
+    const char *p;
+    if ((p = strstr(err, "the symbol `")) && sscanf(p, "the symbol `%63[A-Za-z0-9_]`", name) == 1) {
+        snprintf(s->ask_prompt, sizeof s->ask_prompt, "value of %s (a whole number)? ", name);
+        snprintf(s->ask_comment, sizeof s->ask_comment, "# akg: %s = ", name);
+        return 1;
+    }
+    if ((p = strstr(err, "cannot know the shape of `")) &&
+        sscanf(p, "cannot know the shape of `%63[A-Za-z0-9_]`", name) == 1) {
+        snprintf(s->ask_prompt, sizeof s->ask_prompt,
+                 "shape of `%s` (e.g. f32[8, 64], or 8x64 for float32)? ", name);
+        snprintf(s->ask_comment, sizeof s->ask_comment, "# akg: %s: ", name);
+        return 1;
+    }
+    if ((p = strstr(err, "cannot know how to construct class ")) &&
+        sscanf(p, "cannot know how to construct class %63[A-Za-z0-9_]", name) == 1) {
+        snprintf(s->ask_prompt, sizeof s->ask_prompt,
+                 "arguments to construct %s, as a Python list (e.g. [64])? ", name);
+        snprintf(s->ask_comment, sizeof s->ask_comment, "# akg: init = ");
+        return 1;
+    }
+    return 0;
+}
+
+/* Builds the reference for the snippet's line sel and runs it; when a shape, a symbol's value
+ * or the constructor's arguments are unknown, asks for them (never guesses) and tries again.
+ * Takes code (freed here or kept for the answer). */
+static void construct_snippet(session *s, char *code, unsigned sel)
+{
+    char path[512], err[4096];
+    akg_constructed_task t;
+    int rc = akg_task_construct(code, strlen(code), "<pasted>", sel, sel, &t, err, sizeof err);
+    if (rc != AKG_OK) {
+        say("the TaskConstructor could not build a reference from the paste: %s", err);
+        if (rc == AKG_ENOTFOUND && s->asks < 8 && question_for(s, err)) {
+            say("answer below (an empty line drops the paste), or Ctrl-C");
+            s->ask_code = code;
+            s->ask_sel = sel;
+            s->asks++;
+            return;
+        }
+        say("add what it names to the code and paste it again (lines count from the paste's "
+            "first)");
+        free(code);
+        return;
+    }
+    say("a model snippet: the TaskConstructor built a reference from line %u of the paste", sel);
+    if (save_task(t.name, t.reference, path, sizeof path) == 0) {
+        show_reference(path, t.reference);
+        start_run(s, path, t.name);
+    }
+    akg_constructed_task_free(&t);
+    free(code);
+}
+
+/* The answer to the TaskConstructor's question: a comment above the code, and again. */
+static void answer_question(session *s, const char *answer)
+{
+    char *code = s->ask_code;
+    unsigned sel = s->ask_sel;
+    s->ask_code = NULL;
+    if (!*answer) {
+        say("paste dropped");
+        free(code);
+        return;
+    }
+    char value[160];
+    size_t k = 0;
+    int sizes_only = strstr(s->ask_comment, ": ") && strchr(answer, '[') == NULL;
+    if (sizes_only) { /* "8x64" or "8, 64": float32 of those sizes */
+        k = (size_t)snprintf(value, sizeof value, "f32[");
+        for (const char *p = answer; *p && k + 2 < sizeof value; p++)
+            value[k++] = (*p == 'x' || *p == 'X' || *p == '*') ? ',' : *p;
+        value[k++] = ']';
+        value[k] = '\0';
+    } else {
+        snprintf(value, sizeof value, "%s", answer);
+    }
+    akg_buf b;
+    akg_buf_init(&b, PASTE_LIMIT + 512);
+    akg_buf_appendf(&b, "%s%s\n%s", s->ask_comment, value, code);
+    free(code);
+    char *with = akg_buf_take(&b);
+    if (!with) {
+        say("out of memory");
+        return;
+    }
+    say("added `%s%s` above the paste", s->ask_comment, value);
+    construct_snippet(s, with, sel + 1);
+}
+
 static void handle_code(session *s, char *code)
 {
     char path[512], name[256];
-    size_t len = strlen(code);
     unsigned lines = 0;
     for (const char *p = code; *p; p++)
         lines += *p == '\n';
@@ -369,20 +469,10 @@ static void handle_code(session *s, char *code)
             lines);
         return;
     }
-    akg_constructed_task t;
-    char err[4096];
-    if (akg_task_construct(code, len, "<pasted>", sel, sel, &t, err, sizeof err) != AKG_OK) {
-        say("the TaskConstructor could not build a reference from the paste: %s", err);
-        say("add what it names to the code and paste it again (lines count from the paste's "
-            "first)");
-        return;
-    }
-    say("a model snippet: the TaskConstructor built a reference from line %u of the paste", sel);
-    if (save_task(t.name, t.reference, path, sizeof path) == 0) {
-        show_reference(path, t.reference);
-        start_run(s, path, t.name);
-    }
-    akg_constructed_task_free(&t);
+    s->asks = 0;
+    char *copy = akg_strdup(code);
+    if (copy)
+        construct_snippet(s, copy, sel);
 }
 
 static void finish_paste(session *s)
@@ -448,6 +538,14 @@ static void on_line(session *s, char *line)
         }
         return;
     }
+    if (s->ask_code) {
+        while (*line == ' ' || *line == '\t')
+            line++;
+        answer_question(s, line);
+        if (!s->job)
+            prompt(s);
+        return;
+    }
     if (s->pasting) {
         if (s->blank_pending) { /* the blank line was inside the paste */
             uv_timer_stop(&s->paste_end);
@@ -507,7 +605,9 @@ static void on_signal(uv_signal_t *h, int signum)
     }
     if (s->ending)
         return;
-    /* Ctrl-C at the prompt: drop the line or the paste, as a shell does */
+    /* Ctrl-C at the prompt: drop the line, the paste or the question, as a shell does */
+    free(s->ask_code);
+    s->ask_code = NULL;
     if (s->pasting) {
         uv_timer_stop(&s->paste_end);
         s->pasting = s->blank_pending = 0;
@@ -595,6 +695,7 @@ int cli_interactive(uv_loop_t *loop, const cli_session_options *opts)
         fcntl(STDIN_FILENO, F_SETFL, s->stdin_flags); /* the shell's terminal as it was */
     akg_buf_free(&s->paste);
     akg_buf_free(&s->plain);
+    free(s->ask_code);
     free(s);
     return 0;
 }

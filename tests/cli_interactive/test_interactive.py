@@ -1,8 +1,9 @@
 """The interactive CLI driven through a pseudo-terminal, as a person at a terminal would.
 
-One session of `akg_cli op` without a reference: a pasted KernelBench reference and a typed
-request each end in a verified kernel (report.json status pass), an impossible request ends in a
-clear message and the prompt again, and Ctrl-D then ends the session with status 0. Also: without
+One session of `akg_cli op` without a reference: a pasted KernelBench reference, a typed request
+and a pasted function (the TaskConstructor asks for its input's shape) each end in a verified
+kernel (report.json status pass), an impossible request ends in a clear message and the prompt
+again, and Ctrl-D then ends the session with status 0. Also: without
 a terminal on stdin and no file, the command still fails at once (scripts do not hang).
 """
 import json
@@ -146,7 +147,21 @@ class InteractiveTest(unittest.TestCase):
             with open(task) as f:
                 self.assertIn("torch.relu(x)", f.read())
 
-            # 3. an impossible request: a clear message, the prompt again, no run
+            # 3. a model snippet: the TaskConstructor asks for the shape it cannot know
+            at = len(term.shown)
+            term.send("def scaled_tanh(x):\n    return torch.tanh(x) * 2\n\n")
+            term.expect(r"shape of `x` .*\? $", 30, at)
+            term.send("16x32\n")
+            m = term.expect(r"^status:\s+(\w+)$", 120, at)
+            term.expect(re.escape(PROMPT), 30, m.end())
+            shown = term.shown[at:]
+            self.assertIn("added `# akg: x: f32[16,32]` above the paste", shown)
+            self.assertEqual(m.group(1), "pass", shown[-3000:])
+            self.assertEqual(self.report_of(shown)["status"], "pass")
+            with open(os.path.join(self.dir, ".akg", "tasks", "scaled_tanh.py")) as f:
+                self.assertIn("scaled_tanh", f.read())
+
+            # 4. an impossible request: a clear message, the prompt again, no run
             at = len(term.shown)
             term.send("sort a 1000-element tensor by magnitude\n")
             m = term.expect(re.escape(PROMPT), 30, at)
@@ -155,7 +170,7 @@ class InteractiveTest(unittest.TestCase):
             self.assertIn("paste a KernelBench reference", shown)
             self.assertNotIn("status:", shown)
 
-            # 4. Ctrl-D leaves cleanly
+            # 5. Ctrl-D leaves cleanly
             term.send("\x04")
             try:
                 term.expect(r"(?!)", 30, len(term.shown))  # reads until the session closes
