@@ -23,6 +23,7 @@
  */
 #include <fcntl.h>
 #include <libgen.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -495,6 +496,13 @@ static void finish_paste(session *s)
 static void on_paste_quiet(uv_timer_t *t)
 {
     session *s = t->data;
+    /* libuv runs due timers before it polls: after a stall of the process the rest of a paste
+     * may be waiting unread. It is part of the paste, not a new one. */
+    struct pollfd pending = {.fd = STDIN_FILENO, .events = POLLIN};
+    if (poll(&pending, 1, 0) == 1 && (pending.revents & POLLIN)) {
+        uv_timer_start(&s->paste_end, on_paste_quiet, PASTE_QUIET_MS, 0);
+        return;
+    }
     pause_input(s); /* the prompt shown for the next paste line goes */
     fputc('\n', stdout);
     finish_paste(s);

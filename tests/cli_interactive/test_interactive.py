@@ -3,9 +3,11 @@
 One session of `akg_cli op` without a reference: a pasted KernelBench reference, a typed request
 and a pasted function (the TaskConstructor asks for its input's shape) each end in a verified
 kernel (report.json status pass), an impossible request ends in a clear message and the prompt
-again, and Ctrl-D then ends the session with status 0. Also: without
+again, Ctrl-C drops a typed line and cancels a run, and Ctrl-D then ends the session with
+status 0. Also: without
 a terminal on stdin and no file, the command still fails at once (scripts do not hang).
 """
+import fcntl
 import json
 import os
 import re
@@ -13,6 +15,7 @@ import select
 import signal
 import subprocess
 import tempfile
+import termios
 import time
 import unittest
 
@@ -51,8 +54,10 @@ class Terminal:
 
     def __init__(self, args, cwd, env):
         self.master, slave = os.openpty()
+        # the terminal is the session's controlling one, so Ctrl-C is a SIGINT as at a shell
         self.proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=slave, stdout=slave,
-                                     stderr=slave, start_new_session=True)
+                                     stderr=slave, start_new_session=True,
+                                     preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
         os.close(slave)
         self.shown = ""
 
@@ -134,7 +139,22 @@ class InteractiveTest(unittest.TestCase):
             with open(os.path.join(self.dir, ".akg", "tasks", "pasted_1.py")) as f:
                 self.assertEqual(f.read(), PASTED)
 
-            # 2. a typed request
+            # 2. Ctrl-C drops a half-typed line, and cancels a running pipeline (the next run
+            # then shows that the session goes on)
+            at = len(term.shown)
+            term.send("relu of a 8x8")
+            term.expect(r"relu of a 8x8", 10, at)
+            term.send("\x03")
+            term.expect(r"\^C\n" + re.escape(PROMPT), 10, at)
+            term.send("softmax of a 64x64 tensor\n")
+            term.expect(r"^\[akg\] (parse|probe)", 30, at)
+            term.send("\x03")
+            m = term.expect(r"^status:\s+(\w+)$", 60, at)
+            term.expect(re.escape(PROMPT), 30, m.end())
+            self.assertEqual(m.group(1), "cancelled", term.shown[at:][-3000:])
+            self.assertNotIn("request: relu", term.shown[at:])
+
+            # 3. a typed request
             at = len(term.shown)
             term.send("relu of a 32x64 float32 tensor\n")
             m = term.expect(r"^status:\s+(\w+)$", 120, at)
@@ -147,7 +167,7 @@ class InteractiveTest(unittest.TestCase):
             with open(task) as f:
                 self.assertIn("torch.relu(x)", f.read())
 
-            # 3. a model snippet: the TaskConstructor asks for the shape it cannot know
+            # 4. a model snippet: the TaskConstructor asks for the shape it cannot know
             at = len(term.shown)
             term.send("def scaled_tanh(x):\n    return torch.tanh(x) * 2\n\n")
             term.expect(r"shape of `x` .*\? $", 30, at)
@@ -161,7 +181,7 @@ class InteractiveTest(unittest.TestCase):
             with open(os.path.join(self.dir, ".akg", "tasks", "scaled_tanh.py")) as f:
                 self.assertIn("scaled_tanh", f.read())
 
-            # 4. an impossible request: a clear message, the prompt again, no run
+            # 5. an impossible request: a clear message, the prompt again, no run
             at = len(term.shown)
             term.send("sort a 1000-element tensor by magnitude\n")
             m = term.expect(re.escape(PROMPT), 30, at)
@@ -170,7 +190,7 @@ class InteractiveTest(unittest.TestCase):
             self.assertIn("paste a KernelBench reference", shown)
             self.assertNotIn("status:", shown)
 
-            # 5. Ctrl-D leaves cleanly
+            # 6. Ctrl-D leaves cleanly
             term.send("\x04")
             try:
                 term.expect(r"(?!)", 30, len(term.shown))  # reads until the session closes
