@@ -265,7 +265,8 @@ class BenchUsageTest(BenchCase):
         for args in (["--jobs", "0"], ["--jobs", "x"], ["--suite", os.path.join(self.dir, "none")],
                      ["--suite", SUITE, "--filter", "no-such-op"], ["--bogus"],
                      ["--suite", SUITE, "--backend", "cpu", "--dsl", "no-such-dsl"],
-                     ["--seed", "0"], ["--seed", "-3"], ["--seed", "7x"],
+                     ["--seed", "0"], ["--seed", "-3"], ["--seed", "7x"], ["--trials", "0"],
+                     ["--profile-runs", "0"], ["--min-speedup", "-1"], ["--min-speedup", "fast"],
                      ["--suite", SUITE, "--design-check", "never"]):
             p = self.bench(*args)
             self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
