@@ -75,6 +75,11 @@ static void bench_usage(FILE *f)
         "  --design-check WHEN  every job's design check: first, on_mismatch or off\n"
         "                     (default: the DSL config's, as akg_cli op)\n"
         "  --seed N           every job's seed (default: each job draws its own)\n"
+        "  --trials N         every job's verify trials (default: the DSL config's)\n"
+        "  --profile-runs N   every job's timed runs (default: the config's run_times);\n"
+        "                     fewer runs time the suite more coarsely\n"
+        "  --min-speedup X    every job's speed goal, as akg_cli op's (0 keeps the first\n"
+        "                     verified kernel)\n"
         "  --jobs N           jobs at once (default 1). Timings with N > 1 are NOT\n"
         "                     comparable: other jobs' compilers share the cores\n"
         "  --threads N        threads of kernel and baseline (default: all cores)\n"
@@ -537,6 +542,7 @@ int cli_bench(int argc, char **argv)
     bench_ctx c;
     memset(&c, 0, sizeof c);
     const char *jobs = NULL, *threads = NULL, *scale = NULL, *devices = NULL, *seed = NULL;
+    const char *trials = NULL, *profile_runs = NULL, *min_speedup = NULL;
     int device_ids[AKG_ENGINE_MAX_DEVICES];
     int help = 0;
     akg_suite_options *o = &c.opts;
@@ -556,6 +562,8 @@ int cli_bench(int argc, char **argv)
         {"verbose", 0, NULL, &c.verbose},  {"compiled", 0, NULL, &o->compiled},
         {"scale", 1, &scale, NULL},        {"devices", 1, &devices, NULL},
         {"design-check", 1, &o->design_check, NULL}, {"seed", 1, &seed, NULL},
+        {"trials", 1, &trials, NULL},      {"profile-runs", 1, &profile_runs, NULL},
+        {"min-speedup", 1, &min_speedup, NULL},
         {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
@@ -594,6 +602,26 @@ int cli_bench(int argc, char **argv)
                     (unsigned long long)ULLONG_MAX);
             return 2;
         }
+    }
+    if (trials && parse_count(trials, 1, 1000, &o->trials) != 0) {
+        fprintf(stderr, "akg_cli bench: --trials must be an integer from 1 to 1000\n");
+        return 2;
+    }
+    if (profile_runs && parse_count(profile_runs, 1, AKG_PROFILE_RUNS_MAX, &o->profile_runs)) {
+        fprintf(stderr, "akg_cli bench: --profile-runs must be an integer from 1 to %d\n",
+                AKG_PROFILE_RUNS_MAX);
+        return 2;
+    }
+    if (min_speedup) {
+        char *end = NULL;
+        o->min_speedup = strtod(min_speedup, &end);
+        if (end == min_speedup || *end || !(o->min_speedup >= 0)) {
+            fprintf(stderr, "akg_cli bench: --min-speedup %s: expected a number of at least 0 (0 "
+                            "keeps the first verified kernel)\n",
+                    min_speedup);
+            return 2;
+        }
+        o->min_speedup_set = 1;
     }
     o->threads = akg_cpu_count();
     if (threads && parse_count(threads, 1, AKG_SUITE_MAX_THREADS, &o->threads) != 0) {

@@ -280,6 +280,10 @@ static void start_next(akg_suite *s)
         jo.compiled_baseline = s->compiled;
         jo.design_check = s->design_check;
         jo.seed = s->seed;
+        jo.trials = s->trials;
+        jo.profile_runs = s->profile_runs;
+        jo.min_speedup = s->min_speedup;
+        jo.min_speedup_set = s->min_speedup_set;
         char out_dir[4096];
         if (s->runs_dir) {
             snprintf(out_dir, sizeof out_dir, "%s/%s_%s", s->runs_dir, op->family, op->name);
@@ -539,6 +543,10 @@ int akg_suite_start(uv_loop_t *loop, const akg_suite_options *opts, akg_suite_cb
     s->workspace = opts->workspace ? akg_strdup(opts->workspace) : NULL;
     s->design_check = opts->design_check ? akg_strdup(opts->design_check) : NULL;
     s->seed = opts->seed;
+    s->trials = opts->trials;
+    s->profile_runs = opts->profile_runs;
+    s->min_speedup = opts->min_speedup;
+    s->min_speedup_set = opts->min_speedup_set;
     s->jobs = jobs;
     s->threads = threads;
     s->compiled = opts->compiled > 0;

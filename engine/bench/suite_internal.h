@@ -28,6 +28,8 @@ struct akg_suite {
     char *suite_dir, *filter, *backend, *dsl, *arch, *workflow, *runs_dir, *python, *store_path,
         *workspace, *design_check;
     unsigned long long seed;
+    int trials, profile_runs, min_speedup_set;
+    double min_speedup;
     int jobs, threads, compiled;
     int scale_option; /* akg_suite_options.scale */
     int devices, device_ids[AKG_ENGINE_MAX_DEVICES];

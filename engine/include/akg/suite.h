@@ -165,6 +165,10 @@ typedef struct {
     const char *design_check; /* every job's design check (first, on_mismatch, off); NULL: the
                                * DSL config's verify_settings.design_check */
     unsigned long long seed;  /* every job's seed; 0: each job draws one from the clock */
+    int trials;               /* every job's verify trials; 0: the config's */
+    int profile_runs;         /* every job's timed runs; 0: the config's */
+    double min_speedup;       /* every job's --min-speedup when min_speedup_set */
+    int min_speedup_set;
 } akg_suite_options;
 
 typedef struct akg_suite akg_suite;
