@@ -18,6 +18,7 @@
 #include "akg/backend.h"
 #include "akg/engine.h"
 #include "akg/provider.h"
+#include "akg/search_cache.h"
 #include "akg/sketch_file.h"
 #include "cli.h"
 #include "interactive.h"
@@ -97,6 +98,10 @@ static void op_usage(FILE *f)
             "                         the DSL config's sandbox.mode, else auto\n"
             "  --python PATH          harness interpreter (default $AKG_PYTHON or /usr/bin/python3)\n"
             "  --store FILE           SQLite store (default $AKG_STORE or ~/.akg/akg.db)\n"
+            "  --no-cache             run the pipeline even when the store holds a verified\n"
+            "                         kernel of this task (same reference text, backend, arch,\n"
+            "                         DSL, judge): by default the default workflow answers\n"
+            "                         from the store at once (report.json: \"cached\": true)\n"
             "  --json                 print report.json on stdout instead of the summary\n"
             "  --quiet                no progress on stderr\n"
             "\n"
@@ -330,7 +335,7 @@ int cli_op(int argc, char **argv)
     const char *design_check = NULL, *min_speedup = NULL, *sandbox = NULL, *profile_runs = NULL;
     const char *max_rounds = NULL, *parallel_num = NULL, *num_islands = NULL;
     const char *max_total_tasks = NULL;
-    int help = 0, quiet = 0, json = 0;
+    int help = 0, quiet = 0, json = 0, no_cache = 0;
     cli_flag flags[] = {
         {"framework", 1, &framework, NULL}, {"backend", 1, &backend, NULL},
         {"arch", 1, &arch, NULL},           {"dsl", 1, &dsl, NULL},
@@ -346,7 +351,8 @@ int cli_op(int argc, char **argv)
         {"max-rounds", 1, &max_rounds, NULL}, {"parallel-num", 1, &parallel_num, NULL},
         {"num-islands", 1, &num_islands, NULL}, {"max-total-tasks", 1, &max_total_tasks, NULL},
         {"help", 0, NULL, &help},           {"quiet", 0, NULL, &quiet},
-        {"json", 0, NULL, &json},           {NULL, 0, NULL, NULL},
+        {"json", 0, NULL, &json},           {"no-cache", 0, NULL, &no_cache},
+        {NULL, 0, NULL, NULL},
     };
     const char *pos[4];
     int npos = 0;
@@ -483,6 +489,41 @@ int cli_op(int argc, char **argv)
             fprintf(stderr, "akg_cli op: %s\n", err);
             return 1;
         }
+    }
+
+    /* The default workflow on a task the store has a verified kernel of: that kernel, at
+     * once, with no engine and no harness worker (search_cache.c). */
+    if (!interactive && !no_cache && !kernel && !sketch &&
+        (!workflow || !strcmp(workflow, "default"))) {
+        akg_cache_request cr = {.store_path = store,
+                                .reference_path = pos[0],
+                                .backend = backend,
+                                .arch = arch,
+                                .dsl = dsl,
+                                .output_dir = output};
+        cJSON *cached = NULL;
+        char cerr[1024];
+        int hit = akg_cache_answer(&cr, &cached, cerr, sizeof cerr);
+        if (hit == 1) {
+            if (!quiet) {
+                const cJSON *from = cJSON_GetObjectItem(cached, "cached_from");
+                fprintf(stderr,
+                        "[akg] cached  a verified kernel of this task from run %.0f (%s "
+                        "workflow); --no-cache runs the pipeline again\n",
+                        cJSON_GetNumberValue(cJSON_GetObjectItem(from, "run_id")),
+                        cJSON_GetStringValue(cJSON_GetObjectItem(from, "workflow")));
+            }
+            akg_event ev = {0};
+            ev.kind = AKG_EVENT_DONE;
+            ev.status = AKG_JOB_PASS;
+            ev.data = cached;
+            cli_op_print_summary(&ev, json);
+            cJSON_Delete(cached);
+            fflush(stdout);
+            return 0;
+        }
+        if (hit < 0 && !quiet)
+            fprintf(stderr, "[akg] the store could not be asked for a cached kernel: %s\n", cerr);
     }
 
     op_ctx c = {0};

@@ -27,6 +27,7 @@
 #include "akg/backend.h"
 #include "akg/config.h"
 #include "akg/provider.h"
+#include "akg/search_cache.h"
 #include "akg/sketch.h"
 #include "internal.h"
 
@@ -620,6 +621,12 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
                             &run_id) == AKG_OK) {
         j->id = run_id;
         j->store_run = 1;
+        /* the task's key for cached answers and resumed searches (search_cache.c) */
+        akg_task_fingerprint(hash, j->backend, j->arch, j->dsl, j->fingerprint);
+        char jerr[256];
+        if (akg_judge_version(config, j->judge, jerr, sizeof jerr) != 0 ||
+            akg_store_run_set_key(engine->store, run_id, j->fingerprint, j->judge) != AKG_OK)
+            j->judge[0] = '\0';
     } else {
         /* The job still runs; the pipeline says so in an event once it starts. */
         j->id = -(engine->next_local_id++);

@@ -76,6 +76,8 @@ struct akg_job {
     const akg_backend *be;    /* the target's backend (static) */
     const akg_provider *prov; /* the provider (static) */
     int store_run;            /* the store has a row for this run (run_begin succeeded) */
+    char fingerprint[65];     /* the task's fingerprint, "" unknown (akg/search_cache.h) */
+    char judge[65];           /* the judge's version, "" unknown: nothing cached or resumed */
     int store_failures;       /* store writes that failed (each reported by an event) */
     char store_error[256];    /* the last store failure's message */
     double verify_timeout_s;

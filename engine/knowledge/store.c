@@ -73,6 +73,19 @@ static const char *migrations[] = {
     "ALTER TABLE runs ADD COLUMN owner_pid INTEGER;"
     "ALTER TABLE runs ADD COLUMN owner_boot TEXT;"
     "ALTER TABLE runs ADD COLUMN owner_start INTEGER;",
+    /* 4: the task fingerprint and the judge's version of runs and candidates (results cached
+     * and searches resumed by task), and what a cached answer or a resumed best must give back
+     * without running anything: model_new.py, the built library, the search's record. Older
+     * rows keep NULL there and are simply never served. */
+    "ALTER TABLE runs ADD COLUMN fingerprint TEXT;"
+    "ALTER TABLE runs ADD COLUMN judge TEXT;"
+    "ALTER TABLE candidates ADD COLUMN fingerprint TEXT;"
+    "ALTER TABLE candidates ADD COLUMN judge TEXT;"
+    "ALTER TABLE candidates ADD COLUMN model_new TEXT;"
+    "ALTER TABLE candidates ADD COLUMN library BLOB;"
+    "ALTER TABLE candidates ADD COLUMN info TEXT;"
+    "CREATE INDEX candidates_by_fingerprint ON candidates(fingerprint, judge);"
+    "CREATE INDEX runs_by_fingerprint ON runs(fingerprint, judge, status);",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -370,6 +383,64 @@ int akg_store_candidate_add(akg_store *store, long long run_id, int step, const 
     return rc;
 }
 
+int akg_store_candidate_record(akg_store *store, long long run_id, const akg_store_cand *c)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(
+            store->db,
+            "INSERT INTO candidates(run_id, step, sketch, code, status, error_class,"
+            " error_detail, ref_ms, kernel_ms, created_at, fingerprint, judge, model_new,"
+            " library, info) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            -1, &st, NULL) != SQLITE_OK)
+        return AKG_EDB;
+    char now[32];
+    now_iso(now);
+    char *info = c->info ? cJSON_PrintUnformatted(c->info) : NULL;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int(st, 2, c->step);
+    bind_text(st, 3, c->sketch);
+    bind_text(st, 4, c->code);
+    bind_text(st, 5, c->status);
+    bind_text(st, 6, c->error_class);
+    bind_text(st, 7, c->error_detail);
+    if (c->ref_ms > 0)
+        sqlite3_bind_double(st, 8, c->ref_ms);
+    else
+        sqlite3_bind_null(st, 8);
+    if (c->kernel_ms > 0)
+        sqlite3_bind_double(st, 9, c->kernel_ms);
+    else
+        sqlite3_bind_null(st, 9);
+    bind_text(st, 10, now);
+    bind_text(st, 11, c->fingerprint);
+    bind_text(st, 12, c->judge);
+    bind_text(st, 13, c->model_new);
+    if (c->library && c->library_len)
+        sqlite3_bind_blob(st, 14, c->library, (int)c->library_len, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 14);
+    bind_text(st, 15, info);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? AKG_OK : AKG_EDB;
+    sqlite3_finalize(st);
+    free(info);
+    return rc;
+}
+
+int akg_store_run_set_key(akg_store *store, long long run_id, const char *fingerprint,
+                          const char *judge)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store->db, "UPDATE runs SET fingerprint=?, judge=? WHERE id=?", -1, &st,
+                           NULL) != SQLITE_OK)
+        return AKG_EDB;
+    bind_text(st, 1, fingerprint);
+    bind_text(st, 2, judge);
+    sqlite3_bind_int64(st, 3, run_id);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? AKG_OK : AKG_EDB;
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int akg_store_mark_stale(akg_store *store, const char *reference_path, const char *content_hash)
 {
     sqlite3_stmt *st;
@@ -535,6 +606,113 @@ cJSON *akg_store_latest_by_target(akg_store *store, const char *reference_path,
         cJSON_AddBoolToObject(o, "stale", stale);
         cJSON_AddItemToArray(arr, o);
     }
+    sqlite3_finalize(st);
+    return arr;
+}
+
+/* A candidate row as JSON: its columns (info parsed; the library as its length and the bytes
+ * in *lib, malloc'd, when lib is given). */
+static cJSON *cand_row(sqlite3_stmt *st)
+{
+    cJSON *o = cJSON_CreateObject();
+    int n = sqlite3_column_count(st);
+    for (int i = 0; o && i < n; i++) {
+        const char *name = sqlite3_column_name(st, i);
+        if (strcmp(name, "library") == 0) {
+            if (sqlite3_column_type(st, i) == SQLITE_BLOB)
+                cJSON_AddNumberToObject(o, "library_bytes", sqlite3_column_bytes(st, i));
+            continue;
+        }
+        switch (sqlite3_column_type(st, i)) {
+        case SQLITE_INTEGER:
+            cJSON_AddNumberToObject(o, name, (double)sqlite3_column_int64(st, i));
+            break;
+        case SQLITE_FLOAT:
+            cJSON_AddNumberToObject(o, name, sqlite3_column_double(st, i));
+            break;
+        case SQLITE_TEXT: {
+            const char *t = (const char *)sqlite3_column_text(st, i);
+            cJSON *parsed = strcmp(name, "info") == 0 ? cJSON_Parse(t) : NULL;
+            if (parsed)
+                cJSON_AddItemToObject(o, name, parsed);
+            else
+                cJSON_AddStringToObject(o, name, t);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    return o;
+}
+
+cJSON *akg_store_task_candidates(akg_store *store, const char *fingerprint, const char *judge,
+                                 long long exclude_run, int limit)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store->db,
+                           "SELECT id, run_id, step, sketch, status, error_class, error_detail,"
+                           " ref_ms, kernel_ms, info FROM candidates WHERE fingerprint=? AND"
+                           " judge=? AND run_id<>? AND status IN ('pass','fail') ORDER BY id"
+                           " LIMIT ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    bind_text(st, 1, fingerprint);
+    bind_text(st, 2, judge);
+    sqlite3_bind_int64(st, 3, exclude_run);
+    sqlite3_bind_int(st, 4, limit > 0 ? limit : 4096);
+    cJSON *arr = cJSON_CreateArray();
+    while (arr && sqlite3_step(st) == SQLITE_ROW)
+        cJSON_AddItemToArray(arr, cand_row(st));
+    sqlite3_finalize(st);
+    return arr;
+}
+
+cJSON *akg_store_candidate_get(akg_store *store, long long run_id, int step, void **library,
+                               size_t *library_len)
+{
+    sqlite3_stmt *st;
+    *library = NULL;
+    *library_len = 0;
+    if (sqlite3_prepare_v2(store->db,
+                           "SELECT id, run_id, step, sketch, code, model_new, status, ref_ms,"
+                           " kernel_ms, fingerprint, judge, info, library FROM candidates WHERE"
+                           " run_id=? AND step=? AND status='pass' ORDER BY id DESC LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int(st, 2, step);
+    cJSON *o = NULL;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        o = cand_row(st);
+        int len = sqlite3_column_bytes(st, 12);
+        const void *blob = sqlite3_column_blob(st, 12);
+        if (o && blob && len > 0 && (*library = malloc((size_t)len)) != NULL) {
+            memcpy(*library, blob, (size_t)len);
+            *library_len = (size_t)len;
+        }
+    }
+    sqlite3_finalize(st);
+    return o;
+}
+
+cJSON *akg_store_cached_runs(akg_store *store, const char *fingerprint, const char *judge,
+                             int limit)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store->db,
+                           "SELECT id, workflow, speedup, report, output_dir, finished_at FROM runs"
+                           " WHERE fingerprint=? AND judge=? AND status='pass' AND"
+                           " workflow NOT IN ('verifier_only','kernelgen_only','design_only')"
+                           " ORDER BY speedup DESC, id DESC LIMIT ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    bind_text(st, 1, fingerprint);
+    bind_text(st, 2, judge);
+    sqlite3_bind_int(st, 3, limit > 0 ? limit : 8);
+    cJSON *arr = cJSON_CreateArray();
+    while (arr && sqlite3_step(st) == SQLITE_ROW)
+        cJSON_AddItemToArray(arr, row_json(st));
     sqlite3_finalize(st);
     return arr;
 }

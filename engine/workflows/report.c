@@ -54,11 +54,31 @@ void akg__store_candidate(akg_job *j, const char *status, const char *cls, const
         return; /* said when the job started */
     char what[64];
     snprintf(what, sizeof what, "candidate %d", j->attempt);
-    store_check(j,
-                akg_store_candidate_add(j->engine->store, j->id, j->attempt, j->sketch_text,
-                                        j->files.kernel_source, status, cls, detail, ref_ms,
-                                        kernel_ms),
-                what);
+    /* a verified candidate keeps what a cached answer or a resumed search needs (search.h) */
+    int passed = strcmp(status, "pass") == 0;
+    char *lib = NULL;
+    size_t lib_len = 0;
+    if (passed && j->lib_path &&
+        akg_read_file(j->lib_path, 64u << 20, &lib, &lib_len, NULL, 0) != AKG_OK)
+        lib = NULL;
+    cJSON *info = akg__search_store_info(j, passed);
+    akg_store_cand c = {.step = j->attempt,
+                        .sketch = j->sketch_text,
+                        .code = j->files.kernel_source,
+                        .model_new = j->files.model_new_source,
+                        .status = status,
+                        .error_class = cls,
+                        .error_detail = detail,
+                        .ref_ms = ref_ms,
+                        .kernel_ms = kernel_ms,
+                        .fingerprint = j->fingerprint[0] ? j->fingerprint : NULL,
+                        .judge = j->judge[0] ? j->judge : NULL,
+                        .library = lib,
+                        .library_len = lib_len,
+                        .info = info};
+    store_check(j, akg_store_candidate_record(j->engine->store, j->id, &c), what);
+    cJSON_Delete(info);
+    free(lib);
 }
 
 /* ---------- report.json ---------- */

@@ -46,6 +46,7 @@
 #include "akg/akg.h"
 #include "akg/config.h"
 #include "akg/sketch.h"
+#include "akg/store.h"
 #include "search_moves.h"
 #include "search_rules.h"
 
@@ -82,8 +83,11 @@ struct akg_search {
     const char *end;
     char end_text[200]; /* why it ended, when the reason has numbers in it */
     /* the confirmation: the best and the default design timed again before the search ends */
-    cJSON *default_rec; /* candidate 0's kept copy (as akg__pipeline_snapshot made it) */
-    cJSON *confirm;     /* the second timings, for the report */
+    cJSON *default_rec;  /* candidate 0's kept copy (as akg__pipeline_snapshot made it) */
+    cJSON *confirm;      /* the second timings, for the report */
+    char design_key[65]; /* the SHA-256 of the default design's sketch: a resumed candidate's */
+    int resumed;         /* candidates resumed from the store */
+    cJSON *resumed_runs; /* the runs they came from */
     char confirm_path[4096];
 };
 
@@ -102,6 +106,7 @@ static void search_destroy(akg_search *s)
     cJSON_Delete(s->curve);
     cJSON_Delete(s->default_rec);
     cJSON_Delete(s->confirm);
+    cJSON_Delete(s->resumed_runs);
     free(s);
 }
 
@@ -176,6 +181,8 @@ static akg_search *search_new(akg_job *j, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    if (j->sketch_text)
+        akg_sha256_hex(j->sketch_text, strlen(j->sketch_text), s->design_key);
     /* the tune() choices, and where each stands in the text */
     if (akg_search_moves_init(&s->moves, j->sketch, j->sketch_text, err, errlen) != AKG_OK) {
         search_destroy(s);
@@ -342,8 +349,14 @@ static void candidate_info(const akg_search *s, const search_cand *c, size_t ind
 
 static void next_candidate(akg_job *j);
 
-/* Records the end of the current candidate (the last of s->cands) and goes on. */
-static void candidate_done(akg_job *j, cJSON *entry, int passed, double speedup)
+typedef cJSON *(*best_record_fn)(akg_job *j, double speedup, const void *from, char *err,
+                                 size_t errlen);
+
+/* Accounts the end of candidate `index` (the last of s->cands): the best (its record made by
+ * make_best when it is the fastest so far), the islands, the curve, convergence. Returns 0, or
+ * -1 when the job ended. */
+static int candidate_account(akg_job *j, cJSON *entry, int passed, double speedup,
+                             best_record_fn make_best, const void *from)
 {
     akg_search *s = j->search;
     size_t index = s->n_cands - 1;
@@ -352,12 +365,12 @@ static void candidate_done(akg_job *j, cJSON *entry, int passed, double speedup)
     c->score = passed ? speedup : -1;
     if (passed && speedup > s->best) {
         char err[512];
-        cJSON *rec = akg__pipeline_snapshot(j, speedup, err, sizeof err);
+        cJSON *rec = make_best(j, speedup, from, err, sizeof err);
         if (!rec) {
             char msg[1024];
             snprintf(msg, sizeof msg, "the candidate could not be kept: %s", err);
             akg__pipeline_finish(j, AKG_JOB_ERROR, "io_error", msg);
-            return;
+            return -1;
         }
         cJSON_Delete(j->best);
         j->best = rec;
@@ -372,7 +385,7 @@ static void candidate_done(akg_job *j, cJSON *entry, int passed, double speedup)
         double *sc = scores(s);
         if (!sc) {
             akg__pipeline_finish(j, AKG_JOB_ERROR, "crash", "out of memory");
-            return;
+            return -1;
         }
         if (index == 0) /* the default design seeds every island */
             for (int i = 0; i < s->ev.num_islands; i++)
@@ -385,6 +398,24 @@ static void candidate_done(akg_job *j, cJSON *entry, int passed, double speedup)
     cJSON_AddItemToArray(s->curve, cJSON_CreateNumber(s->best > 0 ? s->best : 0));
     if (s->adaptive && akg_search_convergence_push(&s->conv, s->best > 0 ? s->best : 0))
         s->converged = 1;
+    return 0;
+}
+
+static cJSON *snapshot_best(akg_job *j, double speedup, const void *from, char *err, size_t errlen)
+{
+    (void)from;
+    return akg__pipeline_snapshot(j, speedup, err, errlen);
+}
+
+static void search_resume(akg_job *j);
+
+/* Records the end of the current candidate (the last of s->cands) and goes on. */
+static void candidate_done(akg_job *j, cJSON *entry, int passed, double speedup)
+{
+    akg_search *s = j->search;
+    size_t index = s->n_cands - 1;
+    if (candidate_account(j, entry, passed, speedup, snapshot_best, NULL) != 0)
+        return;
     char msg[512];
     if (passed)
         snprintf(msg, sizeof msg, "%s: candidate %zu/%d: %.2fx; best so far %.2fx (candidate %ld)",
@@ -404,6 +435,11 @@ static void candidate_done(akg_job *j, cJSON *entry, int passed, double speedup)
     akg__job_emit(j, &ev);
     if (j->finishing)
         return;
+    if (index == 0) {
+        search_resume(j); /* the candidates a killed or earlier run of this search finished */
+        if (j->finishing)
+            return;
+    }
     next_candidate(j);
 }
 
@@ -670,6 +706,246 @@ static void next_candidate(akg_job *j)
     akg__pipeline_run_candidate(j);
 }
 
+/* ---------- resume: the candidates the store already holds ---------- */
+
+static const char *file_base(const char *p)
+{
+    const char *b = p ? strrchr(p, '/') : NULL;
+    return b ? b + 1 : p;
+}
+
+cJSON *akg__search_store_info(const akg_job *j, int passed)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "workflow", j->workflow);
+    const akg_search *s = j->search;
+    if (akg__search_workflow(j)) {
+        char key[65];
+        if (s)
+            memcpy(key, s->design_key, sizeof key);
+        else if (j->sketch_text) /* candidate 0: its sketch is the default design */
+            akg_sha256_hex(j->sketch_text, strlen(j->sketch_text), key);
+        else
+            key[0] = '\0';
+        cJSON_AddStringToObject(o, "design_key", key);
+        if (s && s->n_cands > 0) {
+            const search_cand *c = &s->cands[s->n_cands - 1];
+            cJSON *g = cJSON_AddArrayToObject(o, "genome");
+            for (size_t t = 0; g && t < s->moves.n; t++)
+                cJSON_AddItemToArray(g, cJSON_CreateNumber(c->genome[t]));
+            cJSON_AddNumberToObject(o, "parent", (double)c->parent);
+            cJSON_AddNumberToObject(o, "island", c->island);
+            cJSON_AddNumberToObject(o, "round", c->round);
+        }
+    }
+    cJSON *files = cJSON_AddObjectToObject(o, "files");
+    if (j->sketch_path)
+        cJSON_AddStringToObject(files, "sketch", file_base(j->sketch_path));
+    if (j->kernel_src_path)
+        cJSON_AddStringToObject(files, "kernel", file_base(j->kernel_src_path));
+    if (j->model_new_path)
+        cJSON_AddStringToObject(files, "model_new", file_base(j->model_new_path));
+    if (j->lib_path)
+        cJSON_AddStringToObject(files, "library", file_base(j->lib_path));
+    if (passed) {
+        const cJSON *sp = cJSON_GetObjectItem(j->profile, "speedup");
+        if (cJSON_IsNumber(sp))
+            cJSON_AddNumberToObject(o, "speedup", sp->valuedouble);
+        if (j->verify)
+            cJSON_AddItemToObject(o, "verify", cJSON_Duplicate(j->verify, 1));
+        if (j->profile)
+            cJSON_AddItemToObject(o, "profile", cJSON_Duplicate(j->profile, 1));
+    }
+    return o;
+}
+
+/* A resumed candidate that is the fastest so far: its files are written from the store into
+ * candidates/<step>/ of this run, so that the job can end with it as with any kept candidate.
+ * from: its row (akg_store_task_candidates). */
+static cJSON *resumed_best(akg_job *j, double speedup, const void *from, char *err, size_t errlen)
+{
+    const cJSON *row = from;
+    long long run = (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(row, "run_id"));
+    int step = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(row, "step"));
+    void *lib = NULL;
+    size_t lib_len = 0;
+    cJSON *full = akg_store_candidate_get(j->engine->store, run, step, &lib, &lib_len);
+    const cJSON *info = cJSON_GetObjectItem(row, "info");
+    const cJSON *names = cJSON_GetObjectItem(info, "files");
+    char rel[64], dir[4200];
+    snprintf(rel, sizeof rel, "candidates/%d", j->attempt);
+    snprintf(dir, sizeof dir, "%s/%s", j->out_dir, rel);
+    cJSON *rec = cJSON_CreateObject();
+    cJSON *files = cJSON_AddObjectToObject(rec, "files");
+    int rc = full && files
+                 ? akg_mkdirs(dir, err, errlen)
+                 : akg_fail(err, errlen, AKG_ENOTFOUND,
+                            "run %lld's candidate %d is no longer in the store", run, step);
+    static const char *const keys[] = {"sketch", "kernel", "model_new", "library"};
+    static const char *const cols[] = {"sketch", "code", "model_new", NULL};
+    for (size_t i = 0; i < 4 && rc == AKG_OK; i++) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(names, keys[i]));
+        const char *text =
+            cols[i] ? cJSON_GetStringValue(cJSON_GetObjectItem(full, cols[i])) : NULL;
+        if (!name)
+            continue;
+        if (i < 3 && !text) {
+            rc = akg_fail(err, errlen, AKG_ENOTFOUND, "the store lacks its %s", keys[i]);
+            break;
+        }
+        if (i == 3 && !lib) {
+            rc = akg_fail(err, errlen, AKG_ENOTFOUND, "the store lacks its built library");
+            break;
+        }
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        rc =
+            akg_write_file(path, i == 3 ? lib : text, i == 3 ? lib_len : strlen(text), err, errlen);
+        cJSON_AddStringToObject(files, keys[i], name);
+    }
+    free(lib);
+    if (rc != AKG_OK) {
+        cJSON_Delete(full);
+        cJSON_Delete(rec);
+        return NULL;
+    }
+    cJSON_AddNumberToObject(rec, "step", j->attempt);
+    cJSON_AddNumberToObject(rec, "speedup", speedup);
+    cJSON_AddStringToObject(rec, "dir", dir);
+    const cJSON *v = cJSON_GetObjectItem(info, "verify"), *p = cJSON_GetObjectItem(info, "profile");
+    if (v)
+        cJSON_AddItemToObject(rec, "verify", cJSON_Duplicate(v, 1));
+    if (p)
+        cJSON_AddItemToObject(rec, "profile", cJSON_Duplicate(p, 1));
+    if (j->design_info)
+        cJSON_AddItemToObject(rec, "design", cJSON_Duplicate(j->design_info, 1));
+    cJSON_AddStringToObject(rec, "sketch_text",
+                            cJSON_GetStringValue(cJSON_GetObjectItem(full, "sketch")));
+    cJSON_Delete(full);
+    return rec;
+}
+
+/* A stored candidate's genome, when it is one of this search's: the same workflow and default
+ * design, a value for every tune(), not the default design itself, not tried yet, and its
+ * stored sketch the one the genome gives now. */
+static int resumable(const akg_job *j, const akg_search *s, const cJSON *row, int *g)
+{
+    const cJSON *info = cJSON_GetObjectItem(row, "info");
+    const char *wf = cJSON_GetStringValue(cJSON_GetObjectItem(info, "workflow"));
+    const char *key = cJSON_GetStringValue(cJSON_GetObjectItem(info, "design_key"));
+    const cJSON *genome = cJSON_GetObjectItem(info, "genome");
+    if (!wf || strcmp(wf, j->workflow) != 0 || !key || strcmp(key, s->design_key) != 0 ||
+        !cJSON_IsArray(genome) || (size_t)cJSON_GetArraySize(genome) != s->moves.n)
+        return 0;
+    int any = 0;
+    memset(g, 0, AKG_SEARCH_MAX_TUNABLES * sizeof *g);
+    for (size_t t = 0; t < s->moves.n; t++) {
+        const cJSON *v = cJSON_GetArrayItem(genome, (int)t);
+        if (!cJSON_IsNumber(v) || v->valueint < 0 || v->valueint >= s->moves.n_choices[t])
+            return 0;
+        g[t] = v->valueint;
+        any |= g[t] != 0;
+    }
+    if (!any || tried(s, g))
+        return 0;
+    char *text = akg_search_moves_text(&s->moves, g);
+    const char *stored = cJSON_GetStringValue(cJSON_GetObjectItem(row, "sketch"));
+    int same = text && stored && strcmp(text, stored) == 0;
+    free(text);
+    return same;
+}
+
+/* Takes the finished candidates of earlier runs of this search on this task (a run killed or
+ * cancelled, or one that ended) as done: their status, timings and sketches are read back,
+ * never run again; the rounds, islands, curve and best are rebuilt from them in their order,
+ * and the search goes on from there. Candidate 0, the default design, has just run again: its
+ * timing is the one the others are compared with, and its design gives the tune() choices. */
+static void search_resume(akg_job *j)
+{
+    akg_search *s = j->search;
+    if (!j->store_run || !j->fingerprint[0] || !j->judge[0] || !s->design_key[0])
+        return;
+    cJSON *rows =
+        akg_store_task_candidates(j->engine->store, j->fingerprint, j->judge, j->id, 4096);
+    const cJSON *row;
+    cJSON_ArrayForEach(row, rows)
+    {
+        if ((int)s->n_cands >= s->budget)
+            break;
+        int g[AKG_SEARCH_MAX_TUNABLES];
+        if (!resumable(j, s, row, g))
+            continue;
+        const cJSON *info = cJSON_GetObjectItem(row, "info");
+        const char *status = cJSON_GetStringValue(cJSON_GetObjectItem(row, "status"));
+        int passed = status && strcmp(status, "pass") == 0;
+        double speedup = cJSON_GetNumberValue(cJSON_GetObjectItem(info, "speedup"));
+        if (passed && !(speedup > 0))
+            continue; /* a verified candidate without its timing cannot be ranked */
+        search_cand *c = &s->cands[s->n_cands];
+        memset(c, 0, sizeof *c);
+        memcpy(c->genome, g, sizeof g);
+        long parent = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(info, "parent"));
+        c->parent = parent >= 0 && (size_t)parent < s->n_cands ? parent : 0;
+        size_t k = s->n_cands - 1; /* search candidates before this one */
+        if (!s->adaptive) {
+            c->island = (int)(k % (size_t)s->ev.parallel_num) % s->ev.num_islands;
+            c->round = 1 + (int)(k / (size_t)s->ev.parallel_num);
+        }
+        c->step = ++j->attempt;
+        s->n_cands++;
+        long long from_run = (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(row, "run_id"));
+        int from_step = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(row, "step"));
+        cJSON *entry = cJSON_CreateObject();
+        cJSON_AddNumberToObject(entry, "step", c->step);
+        cJSON_AddStringToObject(entry, "status", passed ? "pass" : "fail");
+        if (passed) {
+            cJSON_AddNumberToObject(entry, "ref_ms",
+                                    cJSON_GetNumberValue(cJSON_GetObjectItem(row, "ref_ms")));
+            cJSON_AddNumberToObject(entry, "kernel_ms",
+                                    cJSON_GetNumberValue(cJSON_GetObjectItem(row, "kernel_ms")));
+            cJSON_AddNumberToObject(entry, "speedup", speedup);
+            cJSON_AddBoolToObject(entry, "slower_than_reference", speedup < 1.0);
+        } else {
+            const char *cls = cJSON_GetStringValue(cJSON_GetObjectItem(row, "error_class"));
+            const char *detail = cJSON_GetStringValue(cJSON_GetObjectItem(row, "error_detail"));
+            cJSON_AddStringToObject(entry, "error_class", cls ? cls : "runtime_error");
+            cJSON_AddStringToObject(entry, "detail", detail ? detail : "");
+        }
+        cJSON_AddBoolToObject(entry, "resumed", 1);
+        cJSON *from = cJSON_AddObjectToObject(entry, "resumed_from");
+        cJSON_AddNumberToObject(from, "run", (double)from_run);
+        cJSON_AddNumberToObject(from, "step", from_step);
+        cJSON_AddItemToArray(j->candidates, entry);
+        if (candidate_account(j, entry, passed, speedup, resumed_best, row) != 0)
+            break;
+        s->resumed++;
+        if (!s->resumed_runs)
+            s->resumed_runs = cJSON_CreateArray();
+        int known = 0;
+        const cJSON *r;
+        cJSON_ArrayForEach(r, s->resumed_runs) known |= (long long)r->valuedouble == from_run;
+        if (!known)
+            cJSON_AddItemToArray(s->resumed_runs, cJSON_CreateNumber((double)from_run));
+    }
+    cJSON_Delete(rows);
+    if (j->finishing || s->resumed == 0)
+        return;
+    if (!s->adaptive) { /* the next candidate's round and slot */
+        size_t k = s->n_cands - 1;
+        s->round = 1 + (int)(k / (size_t)s->ev.parallel_num);
+        s->slot = (int)(k % (size_t)s->ev.parallel_num);
+    }
+    char msg[300];
+    snprintf(msg, sizeof msg,
+             "%s: resumed %d finished candidate%s from the store (not run again); best so far "
+             "%.2fx (candidate %ld); %d of %d candidates left",
+             j->workflow, s->resumed, s->resumed == 1 ? "" : "s", s->best, s->best_cand,
+             s->budget - (int)s->n_cands, s->budget);
+    akg__pipeline_log(j, AKG_LOG_INFO, msg);
+}
+
 cJSON *akg__search_report(const akg_job *j)
 {
     const akg_search *s = j->search;
@@ -713,6 +989,9 @@ cJSON *akg__search_report(const akg_job *j)
     for (size_t i = 0; i < s->n_cands; i++)
         passed += s->cands[i].passed;
     cJSON_AddNumberToObject(o, "verified", (double)passed);
+    cJSON_AddNumberToObject(o, "resumed", s->resumed);
+    if (s->resumed_runs)
+        cJSON_AddItemToObject(o, "resumed_from_runs", cJSON_Duplicate(s->resumed_runs, 1));
     cJSON_AddNumberToObject(o, "best_candidate", (double)s->best_cand);
     cJSON_AddNumberToObject(o, "best_speedup", s->best > 0 ? s->best : 0);
     cJSON_AddNumberToObject(o, "default_speedup",

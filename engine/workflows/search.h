@@ -26,6 +26,11 @@ void akg__search_candidate_passed(akg_job *job, cJSON *cand, double speedup);
 void akg__search_candidate_failed(akg_job *job, const char *cls, const char *detail);
 /* report.json's "search" object (the caller owns it), or NULL for other workflows. */
 cJSON *akg__search_report(const akg_job *job);
+/* What the store keeps of the current candidate beside its row (its info column): the
+ * workflow, the design's key (the SHA-256 of the default design's sketch), its genome, island,
+ * round and parent in a search, the file names, and for a verified one its speedup and the
+ * verify and profile answers. The caller deletes it. */
+cJSON *akg__search_store_info(const akg_job *job, int passed);
 /* Frees the search state (the job is over). */
 void akg__search_free(akg_job *job);
 

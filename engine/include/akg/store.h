@@ -41,6 +41,39 @@ int akg_store_run_end(akg_store *store, long long run_id, const char *status, do
 int akg_store_candidate_add(akg_store *store, long long run_id, int step, const char *sketch,
                             const char *code, const char *status, const char *error_class,
                             const char *error_detail, double ref_ms, double kernel_ms);
+/* One candidate as a search records it (akg_store_candidate_record): its task fingerprint and
+ * judge version (akg/search_cache.h), model_new.py and the built library (for a verified one,
+ * so that a cached answer or a resumed best needs no build), and info: the search's record
+ * (genome, island, round, speedup, the verify and profile answers). Any pointer may be NULL. */
+typedef struct {
+    int step;
+    const char *sketch, *code, *model_new, *status, *error_class, *error_detail;
+    double ref_ms, kernel_ms;
+    const char *fingerprint, *judge;
+    const void *library;
+    size_t library_len;
+    const cJSON *info;
+} akg_store_cand;
+/* Records one candidate of a run in one INSERT (one short transaction: a process killed after
+ * it returns loses nothing of it). */
+int akg_store_candidate_record(akg_store *store, long long run_id, const akg_store_cand *cand);
+/* Sets a run's task fingerprint and judge version. */
+int akg_store_run_set_key(akg_store *store, long long run_id, const char *fingerprint,
+                          const char *judge);
+/* The finished candidates (pass, fail) of a task judged by judge, outside run exclude_run,
+ * oldest first, as an array of objects (id, run_id, step, sketch, status, error_class,
+ * error_detail, ref_ms, kernel_ms, info parsed). The caller deletes it; NULL on error. */
+cJSON *akg_store_task_candidates(akg_store *store, const char *fingerprint, const char *judge,
+                                 long long exclude_run, int limit);
+/* The verified candidate `step` of run run_id with its code, model_new and info, and its
+ * library's bytes in *library (malloc'd, the caller frees; NULL when none). NULL when there is
+ * no such row. The caller deletes the object. */
+cJSON *akg_store_candidate_get(akg_store *store, long long run_id, int step, void **library,
+                               size_t *library_len);
+/* The passing runs of a task judged by judge that verified a kernel (not verifier_only,
+ * kernelgen_only, design_only), fastest first, with their reports. The caller deletes it. */
+cJSON *akg_store_cached_runs(akg_store *store, const char *fingerprint, const char *judge,
+                             int limit);
 /* Marks the runs of reference_path whose hash differs from content_hash stale. */
 int akg_store_mark_stale(akg_store *store, const char *reference_path, const char *content_hash);
 
