@@ -103,7 +103,7 @@ static void test_migration_from_v2(const char *dir)
     char err[256];
     CHECK(akg_store_open(path, &s, err, sizeof err) == AKG_OK);
     akg_store_close(s);
-    CHECK_STR(query_text(path, "PRAGMA user_version"), "3");
+    CHECK_STR(query_text(path, "PRAGMA user_version"), "4"); /* every migration since */
     CHECK_STR(run_status(path, 1), "pass");
     CHECK_STR(query_text(path, "SELECT finished_at FROM runs WHERE id=1"), "2025-01-01T00:01:00Z");
     CHECK_STR(run_status(path, 2), "interrupted");
