@@ -6,18 +6,20 @@
  * Everything the kernel needs at run time is read from the task here, in
  * the order the bind: items are written: forward's arguments, Model's
  * parameters, buffers and attributes (ModelNew runs Model's constructor body,
- * so they exist as Model builds them), the constructor's arguments,
+ * so they exist as Model builds them; the classes, helpers, constants and
+ * imports of the reference's file that body reads are copied ahead of
+ * ModelNew), the constructor's arguments,
  * and symbols computed from those. Every check the binding implies (ranks,
  * sizes that must agree, dtypes, element counts, the constructor values a
  * kernel was specialised to) raises a ValueError or TypeError that names the
  * bind item, so a misuse of the kernel is a clear error, never a wrong result.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "akg/sketch_bind.h"
+#include "akg/task_carry.h"
 
 typedef enum { K_NONE, K_TENSOR, K_SYMBOL, K_PARAM, K_CONST } name_kind;
 
@@ -282,130 +284,42 @@ static void rebuild_attrs(gen *g, akg_buf *b)
     }
 }
 
-/* ---- module constants the constructor reads ------------------------------------------------ */
+/* ---- the reference's code the constructor reads ------------------------------------------- */
 
-#define CONST_NAMES_MAX 64
-
-typedef struct {
-    const char *names[CONST_NAMES_MAX];
-    size_t lens[CONST_NAMES_MAX];
-    size_t n;
-} name_set;
-
-static int name_in(const name_set *s, const char *name, size_t len)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (s->lens[i] == len && strncmp(s->names[i], name, len) == 0)
-            return 1;
-    return 0;
-}
-
-/* Adds the identifiers of text[0..len) (outside string literals) to s; returns how many were new.
- */
-static size_t add_names(name_set *s, const char *text, size_t len)
-{
-    size_t added = 0;
-    char quote = 0;
-    for (size_t i = 0; i < len;) {
-        char c = text[i];
-        if (quote) {
-            quote = c == quote ? 0 : quote;
-            i += c == '\\' ? 2 : 1;
-            continue;
-        }
-        if (c == '\'' || c == '"') {
-            quote = c;
-            i++;
-            continue;
-        }
-        if (isalpha((unsigned char)c) || c == '_') {
-            size_t j = i;
-            while (j < len && (isalnum((unsigned char)text[j]) || text[j] == '_'))
-                j++;
-            int attr = i > 0 && text[i - 1] == '.'; /* x.NAME is not a module name */
-            if (!attr && s->n < CONST_NAMES_MAX && !name_in(s, text + i, j - i)) {
-                s->names[s->n] = text + i;
-                s->lens[s->n++] = j - i;
-                added++;
-            }
-            i = j;
-            continue;
-        }
-        i++;
-    }
-    return added;
-}
-
-/* The length of NAME when line is a one-line module-level assignment `NAME = value`, else 0. */
-static size_t assigned_name(const char *line, size_t n)
-{
-    size_t j = 0;
-    if (n == 0 || !(isalpha((unsigned char)line[0]) || line[0] == '_'))
-        return 0;
-    while (j < n && (isalnum((unsigned char)line[j]) || line[j] == '_'))
-        j++;
-    size_t k = j;
-    while (k < n && line[k] == ' ')
-        k++;
-    if (k >= n || line[k] != '=' || (k + 1 < n && line[k + 1] == '='))
-        return 0;
-    const char *end = line + n;
-    for (const char *q = line + k + 1; q < end; q++) /* a continued value is not one line */
-        if (*q == '(' || *q == '[' || *q == '{' || *q == '\\')
-            return strchr(")]}", end[-1]) ? j : 0;
-    return j;
-}
-
-/* Module-level constants of the reference that Model's constructor defaults and body read
- * (`def __init__(self, slope=SLOPE)`, `HIDDEN = 4 * DIM`), copied in source order ahead of
- * ModelNew, so model_new.py stands alone as Model's file does. One-line assignments only; a
- * name the reference imports or defines otherwise stays a NameError at import, naming it. */
-static void module_constants(gen *g, akg_buf *out)
+/* What Model's constructor defaults and body read from the reference's module (a class it
+ * builds, a helper, a constant, an import: `self.act = LeakyClip()`, `slope=SLOPE`), copied in
+ * source order ahead of ModelNew by the TaskConstructor's tracing (akg/task_carry.h, where the
+ * choice of a copy over an import is explained), so that model_new.py stands alone as Model's
+ * file does. A name the reference does not define stays a NameError at import, naming it. */
+static void reference_code(gen *g, akg_buf *out)
 {
     const akg_reference *ref = g->ref;
-    name_set want = {0};
-    for (size_t i = 0; i < ref->n_init_params; i++)
+    const char *roots[65];
+    size_t nroots = 0;
+    for (size_t i = 0; i < ref->n_init_params && nroots < 64; i++)
         if (ref->init_params[i].default_text)
-            add_names(&want, ref->init_params[i].default_text,
-                      strlen(ref->init_params[i].default_text));
+            roots[nroots++] = ref->init_params[i].default_text;
     if (ref->init_body)
-        add_names(&want, ref->init_body, strlen(ref->init_body));
-    if (want.n == 0 || !ref->path)
+        roots[nroots++] = ref->init_body;
+    if (nroots == 0 || !ref->path)
         return;
     char *src = NULL;
     size_t len = 0;
     char err[256];
-    if (akg_read_file(ref->path, 4u << 20, &src, &len, err, sizeof err) != AKG_OK)
+    if (akg_read_file(ref->path, 16u << 20, &src, &len, err, sizeof err) != AKG_OK)
         return;
-    /* the closure: a constant's value may read other constants */
-    for (int pass = 0; pass < 8; pass++) {
-        size_t grown = 0;
-        for (const char *line = src; line && *line;) {
-            const char *nl = strchr(line, '\n');
-            size_t n = nl ? (size_t)(nl - line) : strlen(line);
-            size_t nm = assigned_name(line, n);
-            if (nm && name_in(&want, line, nm))
-                grown += add_names(&want, line + nm, n - nm);
-            line = nl ? nl + 1 : NULL;
-        }
-        if (!grown)
-            break;
-    }
-    int any = 0;
-    for (const char *line = src; line && *line;) {
-        const char *nl = strchr(line, '\n');
-        size_t n = nl ? (size_t)(nl - line) : strlen(line);
-        size_t nm = assigned_name(line, n);
-        if (nm && name_in(&want, line, nm)) {
-            if (!any)
-                akg_buf_puts(out, "# the reference's module constants its constructor reads\n");
-            akg_buf_appendf(out, "%.*s\n", (int)n, line);
-            any = 1;
-        }
-        line = nl ? nl + 1 : NULL;
-    }
-    if (any)
+    static const char *const replaced[] = {
+        "Model", "ModelNew", "get_inputs", "get_init_inputs", "get_inputs_dyn_list", "_akg_inputs"};
+    akg_buf code;
+    akg_buf_init(&code, 4u << 20);
+    int n = akg_python_carry(src, len, roots, nroots, replaced,
+                             sizeof replaced / sizeof replaced[0], &code);
+    if (n > 0) {
+        akg_buf_puts(out, "# from the reference: the code its constructor reads\n");
+        akg_buf_append(out, code.data, code.len);
         akg_buf_puts(out, "\n\n");
+    }
+    akg_buf_free(&code);
     free(src);
 }
 
@@ -543,7 +457,7 @@ static int bind_items(gen *g, const akg_sketch *sk, const akg_reference *ref, ak
                         "bind: items for its tensors, symbols and params",
                         akg_sketch_name(sk));
     akg_buf_puts(out, helpers);
-    module_constants(g, out);
+    reference_code(g, out);
     /* __init__: Model's signature, its arguments kept, the attributes read rebuilt */
     akg_buf_puts(out, "class ModelNew(nn.Module):\n    def __init__(self");
     for (size_t i = 0; i < ref->n_init_params; i++) {

@@ -50,6 +50,8 @@ CASES = {
                     "src.layer_scale_residual(*inputs)"),
     "label_smoothing": ("label_smoothing.py", ("def", "LabelSmoothingLoss"),
                         "src.LabelSmoothingLoss(*init)(*inputs)"),
+    "user_module": ("user_module.py", ("stmts", "h = x * self.scale", "h = torch.relu(h)"),
+                    "(lambda m, x: torch.relu(x * m.scale) + 1.0)(src.GatedBlock(*init), *inputs)"),
 }
 
 # the references that go on through akg_cli op to a verified CPU kernel
@@ -216,6 +218,42 @@ class TaskTest(unittest.TestCase):
                                 sel if isinstance(sel, str) else selection(path, sel)],
                                capture_output=True, text=True, timeout=120)
             self.assertIn(p.returncode, (0, 1), "%s: %s" % (model, p.stderr[-3000:]))
+
+    def test_model_new_carries_what_the_constructor_builds(self):
+        """GatedBlock.__init__ builds LeakyClip, a class of its file whose default reads module
+        constants: model_new.py must bring them along (it was a NameError) and, loaded beside the
+        reference, give Model's output."""
+        out = os.path.join(self.dir, "run-user_module")
+        p = subprocess.run([CLI, "op", "--json", "--output", out, "--trials", "1",
+                            "--min-speedup", "0", "--profile-runs", "1",
+                            self.built["user_module"][1]],
+                           cwd=self.dir, env=self.env, capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        with open(os.path.join(out, "model_new.py")) as f:
+            new = f.read()
+        self.assertIn("class LeakyClip(nn.Module):", new)
+        self.assertNotIn("def _clip", new)  # only LeakyClip.forward reads it
+        run = ("import importlib.util, sys, torch\n"
+               "def load(path, name):\n"
+               "    spec = importlib.util.spec_from_file_location(name, path)\n"
+               "    mod = importlib.util.module_from_spec(spec)\n"
+               "    spec.loader.exec_module(mod)\n"
+               "    return mod\n"
+               "ref, new = load(sys.argv[1], 'ref'), load(sys.argv[2], 'model_new')\n"
+               "torch.manual_seed(3)\n"
+               "model = ref.Model(*ref.get_init_inputs())\n"
+               "torch.manual_seed(3)\n"
+               "kernel = new.ModelNew(*ref.get_init_inputs())\n"
+               "assert isinstance(kernel.act, new.LeakyClip), kernel.act\n"
+               "x = ref.get_inputs()\n"
+               "a, b = model(*x), kernel(*x)\n"
+               "assert torch.allclose(a, b, rtol=1e-5, atol=1e-6), (a - b).abs().max()\n"
+               "print('equal', tuple(a.shape))\n")
+        p = subprocess.run([PYTHON, "-c", run, self.built["user_module"][1],
+                            os.path.join(out, "model_new.py")],
+                           cwd=self.dir, capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        self.assertIn("equal (16, 64)", p.stdout)
 
     def test_three_references_give_verified_cpu_kernels(self):
         for name in VERIFIED:
