@@ -33,6 +33,14 @@
  * the store at once (akg__store_candidate), so killing the search loses none; the report holds
  * every candidate, its genome, parent, island and round, and the best-so-far curve.
  *
+ * Resume. A candidate's row carries the task's fingerprint and the judge's version
+ * (search_cache.c) and its info: the workflow, the default design's key (its sketch's
+ * SHA-256), its genome, and for a verified one its speedup, verify and profile answers and
+ * files. Once candidate 0 has run, search_resume takes every finished candidate of an earlier
+ * run of this task, judge, workflow and default design as done, in its order (its sketch must
+ * be the one its genome gives now): the islands, rounds, curve and best are rebuilt as if it
+ * had just run, and proposals go on from there. A resumed best's files come from the store.
+ *
  * Settings: the DSL config's `evolve:` and `adaptive_search:` sections (the names above), then
  * the job's options (akg_cli op --max-rounds, --parallel-num, --num-islands,
  * --max-total-tasks), else the original's defaults.
