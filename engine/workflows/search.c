@@ -716,6 +716,13 @@ static void next_candidate(akg_job *j)
 
 /* ---------- resume: the candidates the store already holds ---------- */
 
+/* A whole number of a JSON item, 0 where it is missing or not a number (a cast of NaN is
+ * undefined). */
+static double json_whole(const cJSON *v)
+{
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
 static const char *file_base(const char *p)
 {
     const char *b = p ? strrchr(p, '/') : NULL;
@@ -775,8 +782,8 @@ cJSON *akg__search_store_info(const akg_job *j, int passed)
 static cJSON *resumed_best(akg_job *j, double speedup, const void *from, char *err, size_t errlen)
 {
     const cJSON *row = from;
-    long long run = (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(row, "run_id"));
-    int step = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(row, "step"));
+    long long run = (long long)json_whole(cJSON_GetObjectItem(row, "run_id"));
+    int step = (int)json_whole(cJSON_GetObjectItem(row, "step"));
     void *lib = NULL;
     size_t lib_len = 0;
     cJSON *full = akg_store_candidate_get(j->engine->store, run, step, &lib, &lib_len);
@@ -894,7 +901,7 @@ static void search_resume(akg_job *j)
         search_cand *c = &s->cands[s->n_cands];
         memset(c, 0, sizeof *c);
         memcpy(c->genome, g, sizeof g);
-        long parent = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(info, "parent"));
+        long parent = (long)json_whole(cJSON_GetObjectItem(info, "parent"));
         c->parent = parent >= 0 && (size_t)parent < s->n_cands ? parent : 0;
         size_t k = s->n_cands - 1; /* search candidates before this one */
         if (!s->adaptive) {
@@ -903,8 +910,8 @@ static void search_resume(akg_job *j)
         }
         c->step = ++j->attempt;
         s->n_cands++;
-        long long from_run = (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(row, "run_id"));
-        int from_step = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(row, "step"));
+        long long from_run = (long long)json_whole(cJSON_GetObjectItem(row, "run_id"));
+        int from_step = (int)json_whole(cJSON_GetObjectItem(row, "step"));
         cJSON *entry = cJSON_CreateObject();
         cJSON_AddNumberToObject(entry, "step", c->step);
         cJSON_AddStringToObject(entry, "status", passed ? "pass" : "fail");

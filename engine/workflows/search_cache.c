@@ -104,6 +104,13 @@ int akg_judge_version(const cJSON *config, char out[65], char *err, size_t errle
     return rc == 0 ? 0 : -1;
 }
 
+/* A whole number of a JSON item, 0 where it is missing or not a number (a cast of NaN is
+ * undefined). */
+static double json_whole(const cJSON *v)
+{
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
 static const char *base_name(const char *p)
 {
     const char *s = p ? strrchr(p, '/') : NULL;
@@ -136,8 +143,8 @@ static int kept_candidate(const cJSON *report, long long run_id, long long *run,
         const cJSON *st = cJSON_GetObjectItem(c, "step");
         const cJSON *from = cJSON_GetObjectItem(c, "resumed_from");
         if (cJSON_IsNumber(st) && st->valueint == *step && from) {
-            *run = (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(from, "run"));
-            *step = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(from, "step"));
+            *run = (long long)json_whole(cJSON_GetObjectItem(from, "run"));
+            *step = (int)json_whole(cJSON_GetObjectItem(from, "step"));
         }
     }
     return 0;
@@ -237,7 +244,7 @@ int akg_cache_answer(const akg_cache_request *req, cJSON **report, char *err, si
     cJSON_ArrayForEach(run, runs)
     {
         const cJSON *rep = cJSON_GetObjectItem(run, "report");
-        long long run_id = (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(run, "id"));
+        long long run_id = (long long)json_whole(cJSON_GetObjectItem(run, "id"));
         long long from_run;
         int from_step;
         if (!cJSON_IsObject(rep) || kept_candidate(rep, run_id, &from_run, &from_step) != 0)
