@@ -2,20 +2,178 @@
  * It prints the constructed KernelBench-form reference on stdout and saves it
  * (default .akg/tasks/<name>.py next to FILE) so that `akg_cli op` can take it
  * and the user can read and edit it. A selection it cannot turn into a
- * reference exits 1 with the line and what would fix it. */
+ * reference exits 1 with the line and what would fix it.
+ *
+ * Before it is printed or saved, the reference is run once: the harness's
+ * probe (the engine's harness client, one CPU worker, the request `akg_cli
+ * op` starts with) builds Model, draws the inputs and runs forward. A
+ * reference that constructs but fails there (a shape comment that does not
+ * fit the code, a constant that is not what the code needs) exits 1 with the
+ * line of the user's file the failing line came from (the constructor's line
+ * map), the reason, and what would work; --no-check skips the run. */
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <uv.h>
 
 #include "akg/akg.h"
+#include "akg/harness.h"
 #include "akg/task_constructor.h"
 #include "cli.h"
+
+/* How long the probe of a constructed reference may take, importing torch included. */
+#define TASK_CHECK_TIMEOUT_S 180.0
+
+typedef struct {
+    cJSON *answer;
+    int answered, closed;
+} task_probe;
+
+static void on_probe_answer(const cJSON *answer, void *user)
+{
+    task_probe *w = user;
+    w->answer = cJSON_Duplicate(answer, 1);
+    w->answered = 1;
+}
+
+static void on_pool_closed(void *user)
+{
+    ((task_probe *)user)->closed = 1;
+}
+
+/* Runs the harness's probe on the reference at path (absolute) in one CPU worker of python.
+ * Returns the answer (the caller deletes it) or NULL with err filled. */
+static cJSON *probe_reference(const char *path, const char *python, char *err, size_t errlen)
+{
+    uv_loop_t loop;
+    if (uv_loop_init(&loop) != 0) {
+        akg_fail(err, errlen, AKG_ENOMEM, "cannot start an event loop");
+        return NULL;
+    }
+    char script[4096];
+    snprintf(script, sizeof script, "%s/backends/harness/worker.py", akg_data_dir());
+    akg_harness_options ho;
+    memset(&ho, 0, sizeof ho);
+    ho.python = python;
+    ho.worker_script = script;
+    ho.workers = 1;
+    ho.threads = akg_cpu_count();
+    ho.device_kind = "cpu";
+    akg_harness *pool = NULL;
+    task_probe w = {0};
+    if (akg_harness_new(&loop, &ho, &pool, err, errlen) == AKG_OK) {
+        cJSON *req = cJSON_CreateObject();
+        cJSON_AddStringToObject(req, "op", "probe");
+        cJSON_AddStringToObject(req, "reference", path);
+        cJSON_AddNumberToObject(req, "seed", 1);
+        if (akg_harness_submit(pool, req, TASK_CHECK_TIMEOUT_S, on_probe_answer, &w, NULL) !=
+            AKG_OK)
+            akg_fail(err, errlen, AKG_ESPAWN, "cannot ask the harness (%s) to run it", python);
+        else
+            while (!w.answered && uv_run(&loop, UV_RUN_ONCE))
+                ;
+        akg_harness_close(pool, on_pool_closed, &w);
+        while (!w.closed && uv_run(&loop, UV_RUN_ONCE))
+            ;
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    if (!w.answer && !err[0])
+        akg_fail(err, errlen, AKG_ESPAWN, "the harness gave no answer");
+    return w.answer;
+}
+
+/* The text of line (1-based) of src, trimmed, into out. */
+static void source_line(const char *src, unsigned line, char *out, size_t n)
+{
+    out[0] = '\0';
+    for (unsigned l = 1; src && *src && l < line; l++) {
+        src = strchr(src, '\n');
+        src = src ? src + 1 : NULL;
+    }
+    if (!src || !line)
+        return;
+    while (*src == ' ' || *src == '\t')
+        src++;
+    size_t len = strcspn(src, "\n");
+    while (len && (src[len - 1] == ' ' || src[len - 1] == '\r'))
+        len--;
+    snprintf(out, n, "%.*s", (int)len, src);
+}
+
+/* Runs t's reference once; 0 when it runs, 1 after telling why not (on stderr), 2 when it could
+ * not be run at all. */
+static int check_reference(const akg_constructed_task *t, const char *file, const char *src,
+                           unsigned first, unsigned last, const char *python)
+{
+    char dir_tpl[4096], path[4200], err[2048] = "";
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir_tpl, sizeof dir_tpl, "%s/akg-task-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir_tpl)) {
+        fprintf(stderr, "akg_cli task: cannot make a folder to run the reference in (%s)\n",
+                dir_tpl);
+        return 2;
+    }
+    snprintf(path, sizeof path, "%s/%s.py", dir_tpl, t->name);
+    cJSON *ans = NULL;
+    if (akg_write_file(path, t->reference, strlen(t->reference), err, sizeof err) == AKG_OK)
+        ans = probe_reference(path, python, err, sizeof err);
+    unlink(path);
+    rmdir(dir_tpl);
+    if (!ans) {
+        fprintf(stderr,
+                "akg_cli task: cannot run the constructed reference to check it: %s; install "
+                "PyTorch for %s (or give --python), or pass --no-check to save it unchecked\n",
+                err, python);
+        return 2;
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok"))) {
+        cJSON_Delete(ans);
+        return 0;
+    }
+    const char *cls = cJSON_GetStringValue(cJSON_GetObjectItem(ans, "class"));
+    const char *detail = cJSON_GetStringValue(cJSON_GetObjectItem(ans, "detail"));
+    const cJSON *jl = cJSON_GetObjectItem(ans, "line");
+    unsigned ref_line = cJSON_IsNumber(jl) && jl->valuedouble >= 1 ? (unsigned)jl->valuedouble : 0;
+    unsigned at = ref_line && ref_line <= t->n_lines ? t->source_lines[ref_line - 1] : 0;
+    /* the harness names its copy (name.py:N): the user's file and line say it better */
+    char reason[1500];
+    snprintf(reason, sizeof reason, "%s", detail ? detail : "no detail");
+    char tag[300];
+    snprintf(tag, sizeof tag, " (%s.py:%u)", t->name, ref_line);
+    char *hit = ref_line ? strstr(reason, tag) : NULL;
+    if (hit)
+        memmove(hit, hit + strlen(tag), strlen(hit + strlen(tag)) + 1);
+    char shapes[512];
+    source_line(src, t->shapes_line, shapes, sizeof shapes);
+    char code[512];
+    source_line(src, at, code, sizeof code);
+    fprintf(stderr,
+            "akg_cli task: %s:%u: the reference built from lines %u-%u fails when it runs "
+            "(%s): %s",
+            file, at ? at : first, first, last, cls ? cls : "runtime_error", reason);
+    if (at && code[0])
+        fprintf(stderr, "; at `%s`", code);
+    if (t->shapes_line && shapes[0])
+        fprintf(stderr,
+                ". Its inputs take their shapes from line %u (`%s`): make them what the code "
+                "computes on",
+                t->shapes_line, shapes);
+    else
+        fprintf(stderr, ". Give the inputs shapes the code computes on (`# akg: x: f32[B, 4096]` "
+                        "above the selection)");
+    fprintf(stderr, ", or pass --no-check to save the reference as it is and edit it\n");
+    cJSON_Delete(ans);
+    return 1;
+}
 
 static void task_usage(FILE *f)
 {
     fprintf(f,
             "usage: akg_cli task FILE --select LINE[:LINE] [--output PATH] [--no-save]\n"
+            "                    [--no-check] [--python PATH]\n"
             "\n"
             "Builds a KernelBench-form reference (Model, get_inputs, get_init_inputs and,\n"
             "with `# @hint:` comments, get_inputs_dyn_list) from the selected lines of FILE:\n"
@@ -25,16 +183,21 @@ static void task_usage(FILE *f)
             "\n"
             "  --select LINE[:LINE]  the selection, 1-based lines, inclusive\n"
             "  --output PATH         where to save it (default .akg/tasks/<name>.py beside FILE)\n"
-            "  --no-save             print only\n");
+            "  --no-save             print only\n"
+            "  --no-check            do not run the reference once (in the harness) first\n"
+            "  --python PATH         the harness's interpreter (default $AKG_PYTHON or\n"
+            "                        " AKG_PYTHON_DEFAULT ")\n");
 }
 
 int cli_task(int argc, char **argv)
 {
-    const char *select = NULL, *output = NULL;
-    int help = 0, no_save = 0;
+    const char *select = NULL, *output = NULL, *python = NULL;
+    int help = 0, no_save = 0, no_check = 0;
     cli_flag flags[] = {{"select", 1, &select, NULL},
                         {"output", 1, &output, NULL},
                         {"no-save", 0, NULL, &no_save},
+                        {"no-check", 0, NULL, &no_check},
+                        {"python", 1, &python, NULL},
                         {"help", 0, NULL, &help},
                         {NULL, 0, NULL, NULL}};
     const char *pos[1];
@@ -70,11 +233,24 @@ int cli_task(int argc, char **argv)
     akg_constructed_task t;
     int rc =
         akg_task_construct(src, len, pos[0], (unsigned)first, (unsigned)last, &t, err, sizeof err);
-    free(src);
     if (rc) {
+        free(src);
         fprintf(stderr, "akg_cli task: %s\n", err);
         return 1;
     }
+    if (!no_check) {
+        if (!python || !*python)
+            python = getenv("AKG_PYTHON");
+        if (!python || !*python)
+            python = AKG_PYTHON_DEFAULT;
+        rc = check_reference(&t, pos[0], src, (unsigned)first, (unsigned)last, python);
+        if (rc) {
+            free(src);
+            akg_constructed_task_free(&t);
+            return rc;
+        }
+    }
+    free(src);
     fputs(t.reference, stdout);
     int status = 0;
     if (!no_save) {

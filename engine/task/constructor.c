@@ -86,6 +86,47 @@ typedef struct {
     int selected_top; /* index in top[] of the selection's definition */
 } ctor;
 
+/* Which line of the file each line of a buffer comes from (1-based; 0: written by akg), so
+ * that what goes wrong when the reference runs is told at the user's line. */
+typedef struct {
+    unsigned *rows;
+    size_t n, cap;
+    size_t seen; /* bytes of the buffer already mapped */
+    int failed;
+} line_map;
+
+/* Maps the lines the buffer gained since the last mark to row, row + step, ... (row 1-based;
+ * 0 maps them all to nothing). */
+static void map_mark(line_map *m, const akg_buf *b, unsigned row, unsigned step)
+{
+    for (size_t i = m->seen; i < b->len; i++) {
+        if (b->data[i] != '\n')
+            continue;
+        if (m->n == m->cap) {
+            size_t cap = m->cap ? m->cap * 2 : 128;
+            unsigned *grown = realloc(m->rows, cap * sizeof *grown);
+            if (!grown) {
+                m->failed = 1;
+                break;
+            }
+            m->rows = grown;
+            m->cap = cap;
+        }
+        m->rows[m->n++] = row;
+        row += row ? step : 0;
+    }
+    m->seen = b->len;
+}
+
+/* Appends the map of a buffer appended whole to the one dst maps (after a mark). */
+static void map_append(line_map *dst, const akg_buf *b, const line_map *src)
+{
+    size_t start = dst->n;
+    map_mark(dst, b, 0, 0);
+    for (size_t i = 0; i < src->n && start + i < dst->n; i++)
+        dst->rows[start + i] = src->rows[i];
+}
+
 /* ---- small helpers ---- */
 
 static char *own(ctor *c, char *s)
@@ -860,7 +901,10 @@ typedef struct {
     int sample_count;    /* how many of the inputs the sample call passes */
     const char *subject; /* named in messages: "class MLPBlock (line 12)" */
     unsigned scope_lo, scope_hi;
-    TSNode init_params_owner; /* a class whose __init__ gives the init parameters */
+    TSNode init_params_owner;       /* a class whose __init__ gives the init parameters */
+    line_map model_map, inputs_map; /* the file's lines of model's and the inputs' lines */
+    unsigned sample_row;            /* 1-based line of the sample call get_inputs copies */
+    unsigned shapes_row;            /* 1-based line of the first input's shape */
 } plan;
 
 static int fail(ctor *c, int st, const char *fmt, const char *a, unsigned l, const char *b)
@@ -923,6 +967,7 @@ static void plan_sample(ctor *c, plan *p, call_search *s)
         if (args) {
             p->sample_args = args;
             p->sample_count = count;
+            p->sample_row = line_of(s->sample_calls[i]);
             return;
         }
     }
@@ -939,6 +984,7 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
             p->in[i].dtype = sp->dtype;
             p->in[i].dims = sp->dims;
             p->in[i].bound = sp->bound;
+            p->in[i].row = sp->row;
         }
         const symbol_value *sv = symbol_for(c, p->in[i].name);
         if (!p->in[i].dims && sv && !sv->ncases)
@@ -956,6 +1002,8 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
         }
     if ((!all_known || p->sample_count > (int)used) && p->sample_args) {
         akg_buf_appendf(out, "\n\ndef get_inputs():\n    return [%s]\n", p->sample_args);
+        map_mark(&p->inputs_map, out, p->sample_row, 0);
+        p->shapes_row = p->sample_row;
         return 0;
     }
     if (!all_known) {
@@ -1031,10 +1079,14 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
     for (size_t i = 0; i < nparams; i++)
         akg_buf_appendf(out, "%s%s", i ? ", " : "", params[i]);
     akg_buf_puts(out, "):\n    return [\n");
+    map_mark(&p->inputs_map, out, 0, 0);
     for (size_t i = 0; i < used; i++) {
         input_param *in = &p->in[i];
+        if (!p->shapes_row && !in->local)
+            p->shapes_row = in->row + 1;
         if (in->value) {
             akg_buf_appendf(out, "        %s,\n", in->value);
+            map_mark(&p->inputs_map, out, in->row + 1, 0);
             continue;
         }
         const char *dt = torch_dtype(in->dtype);
@@ -1049,6 +1101,7 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
         else
             akg_buf_appendf(out, "        torch.randn((%s%s), dtype=%s),\n", dims,
                             strchr(dims, ',') || !*dims ? "" : ",", dt);
+        map_mark(&p->inputs_map, out, in->row + 1, 0);
     }
     akg_buf_puts(out, "    ]\n\n\ndef get_inputs():\n    return _akg_inputs(");
     int dynamic = 0;
@@ -1080,6 +1133,7 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
         }
         akg_buf_puts(out, "    ]\n");
     }
+    map_mark(&p->inputs_map, out, 0, 0);
     return 0;
 }
 
@@ -1124,6 +1178,7 @@ static int plan_class(ctor *c, plan *p, TSNode cls, TSNode outer)
         q = hit + strlen(pat);
     }
     akg_buf_puts(&p->model, "\n");
+    map_mark(&p->model_map, &p->model, ts_node_start_point(outer).row + 1, 1);
     need_reads(c, outer);
     call_search cs = {.target = name, .is_class = 1, .skip = outer};
     find_calls(c, c->root, &cs, 0);
@@ -1257,6 +1312,7 @@ static int plan_statements(ctor *c, plan *p, TSNode cls, TSNode fwd, unsigned r0
     TSNode bases = field(cls, "superclasses");
     akg_buf_appendf(&p->model, "class Model%s:\n",
                     ts_node_is_null(bases) ? "(nn.Module)" : text_of(c, bases));
+    map_mark(&p->model_map, &p->model, line_of(cls), 0);
     TSNode cbody = field(cls, "body");
     uint32_t kc = ts_node_named_child_count(cbody);
     for (uint32_t i = 0; i < kc; i++) {
@@ -1264,21 +1320,26 @@ static int plan_statements(ctor *c, plan *p, TSNode cls, TSNode fwd, unsigned r0
         if (ts_node_eq(unwrap(m), fwd))
             continue;
         copy_reindented(c, &p->model, ts_node_start_byte(m), ts_node_end_byte(m), 4);
+        map_mark(&p->model_map, &p->model, line_of(m), 1);
         akg_buf_puts(&p->model, "\n");
+        map_mark(&p->model_map, &p->model, 0, 0);
         need_reads(c, m);
     }
     akg_buf_puts(&p->model, "    def forward(self");
     for (size_t j = 0; j < ni; j++)
         akg_buf_appendf(&p->model, ", %s", inputs[j]);
     akg_buf_puts(&p->model, "):\n");
+    map_mark(&p->model_map, &p->model, line_of(fwd), 0);
     TSNode a = ts_node_named_child(body, (uint32_t)first),
            b = ts_node_named_child(body, (uint32_t)last);
     copy_reindented(c, &p->model, ts_node_start_byte(a), ts_node_end_byte(b), 8);
+    map_mark(&p->model_map, &p->model, line_of(a), 1);
     if (!has_return) {
         akg_buf_puts(&p->model, "        return ");
         for (size_t j = 0; j < no; j++)
             akg_buf_appendf(&p->model, "%s%s", j ? ", " : "", outputs[j]);
         akg_buf_puts(&p->model, "\n");
+        map_mark(&p->model_map, &p->model, ts_node_end_point(b).row + 1, 0);
     }
     for (int i = first; i <= last; i++)
         need_reads(c, ts_node_named_child(body, (uint32_t)i));
@@ -1388,10 +1449,13 @@ static int construct(ctor *c, unsigned r0, unsigned r1, akg_constructed_task *ou
                 akg_buf_appendf(&p.model, "%s%s", i ? ", " : "", p.in[i].name);
             akg_buf_puts(&p.model, ")\n");
         }
+        map_mark(&p.model_map, &p.model, line_of(def), 0);
     }
     if (rc != 0) {
         akg_buf_free(&p.model);
         akg_buf_free(&inputs);
+        free(p.model_map.rows);
+        free(p.inputs_map.rows);
         return rc;
     }
     need(c, "torch");
@@ -1401,6 +1465,8 @@ static int construct(ctor *c, unsigned r0, unsigned r1, akg_constructed_task *ou
     const char *base = strrchr(c->path, '/') ? strrchr(c->path, '/') + 1 : c->path;
     akg_buf_appendf(&ref, "# Constructed by akg from %s, lines %u-%u (%s).\n", base, r0 + 1, r1 + 1,
                     p.subject);
+    line_map map = {0};
+    map_mark(&map, &ref, 0, 0);
     int has_torch = 0, has_nn = 0;
     for (size_t i = 0; i < c->ntop; i++) {
         TSNode d = c->top[i];
@@ -1410,27 +1476,42 @@ static int construct(ctor *c, unsigned r0, unsigned r1, akg_constructed_task *ou
         has_torch |= binds(c, d, "torch");
         has_nn |= binds(c, d, "nn");
         akg_buf_appendf(&ref, "%s\n", text_of(c, d));
+        map_mark(&map, &ref, line_of(d), 1);
     }
     if (!has_torch)
         akg_buf_puts(&ref, "import torch\n");
     if (!has_nn)
         akg_buf_puts(&ref, "import torch.nn as nn\n");
+    map_mark(&map, &ref, 0, 0);
     for (size_t i = 0; i < c->ntop; i++) {
         TSNode d = c->top[i];
         if (!c->included[i] || is(d, "import_statement") || is(d, "import_from_statement") ||
             is(d, "future_import_statement"))
             continue;
         int block = is(unwrap(d), "function_definition") || is(unwrap(d), "class_definition");
-        akg_buf_appendf(&ref, "%s%s\n", block ? "\n\n" : "\n", text_of(c, d));
+        akg_buf_puts(&ref, block ? "\n\n" : "\n");
+        map_mark(&map, &ref, 0, 0);
+        akg_buf_appendf(&ref, "%s\n", text_of(c, d));
+        map_mark(&map, &ref, line_of(d), 1);
     }
-    akg_buf_appendf(&ref, "\n\n%s", p.model.data ? p.model.data : "");
-    akg_buf_appendf(&ref, "%s", inputs.data ? inputs.data : "");
+    akg_buf_puts(&ref, "\n\n");
+    map_mark(&map, &ref, 0, 0);
+    akg_buf_puts(&ref, p.model.data ? p.model.data : "");
+    map_append(&map, &ref, &p.model_map);
+    akg_buf_puts(&ref, inputs.data ? inputs.data : "");
+    map_append(&map, &ref, &p.inputs_map);
     akg_buf_appendf(&ref, "\n\ndef get_init_inputs():\n    return [%s]\n", p.init_args);
+    map_mark(&map, &ref, 0, 0);
     akg_buf_free(&p.model);
     akg_buf_free(&inputs);
+    free(p.model_map.rows);
+    free(p.inputs_map.rows);
     out->reference = akg_buf_take(&ref);
     out->name = akg_strdup(name);
-    if (!out->reference || !out->name) {
+    out->source_lines = map.rows;
+    out->n_lines = map.n;
+    out->shapes_line = p.shapes_row;
+    if (!out->reference || !out->name || map.failed || p.model_map.failed || p.inputs_map.failed) {
         akg_constructed_task_free(out);
         return akg_fail(c->err, c->errlen, AKG_ENOMEM, "%s: the reference is too large", c->path);
     }
@@ -1478,5 +1559,8 @@ void akg_constructed_task_free(akg_constructed_task *t)
         return;
     free(t->name);
     free(t->reference);
+    free(t->source_lines);
     t->name = t->reference = NULL;
+    t->source_lines = NULL;
+    t->n_lines = 0;
 }

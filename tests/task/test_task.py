@@ -89,9 +89,12 @@ class TaskTest(unittest.TestCase):
         cls.tmp.cleanup()
 
     @classmethod
-    def task(cls, path, sel, out=None):
+    def task(cls, path, sel, out=None, check=False):
+        """akg_cli task; the harness's run of each reference is left to check_equal.py (one
+        process for all of them) unless check."""
         args = [CLI, "task", path, "--select", sel if isinstance(sel, str) else selection(path, sel)]
         args += ["--output", out] if out else ["--no-save"]
+        args += [] if check else ["--no-check"]
         return subprocess.run(args, cwd=cls.dir, env=cls.env, capture_output=True, text=True,
                               timeout=60)
 
@@ -160,6 +163,29 @@ class TaskTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(os.path.exists(os.path.join(work, ".akg", "tasks", "MLPBlock.py")))
 
+    def test_the_reference_is_run_once_before_it_is_saved(self):
+        """A shape comment that does not fit the weight constructs but fails when run: the error
+        names the user's line, the code there, the comment the shapes came from and --no-check."""
+        path = os.path.join(MODELS, "misfit_shape.py")
+        out = os.path.join(self.dir, "misfit.py")
+        p = self.task(path, ("def", "Proj"), out, check=True)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.stdout, "")
+        self.assertFalse(os.path.exists(out))
+        self.assertIn("misfit_shape.py:13: the reference built from lines 6-14 fails when it runs",
+                      p.stderr)
+        self.assertIn("at `y = x @ self.w`", p.stderr)
+        self.assertIn("from line 12 (`# akg: x: f32[B, 32]; B = 8`)", p.stderr)
+        self.assertIn("--no-check", p.stderr)
+        p = self.task(path, ("def", "Proj"), out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.exists(out))
+        out = os.path.join(self.dir, "checked.py")
+        p = self.task(os.path.join(MODELS, "user_module.py"), ("def", "GatedBlock"), out, check=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("class Model(nn.Module):", p.stdout)
+        self.assertTrue(os.path.exists(out))
+
     def test_unknown_shape_names_the_variable_line_and_comment(self):
         path = os.path.join(MODELS, "unknown_shape.py")
         p = self.task(path, ("def", "Scale"))
@@ -214,7 +240,7 @@ class TaskTest(unittest.TestCase):
                            ("unknown_shape.py", "1")):
             path = os.path.join(MODELS, model)
             p = subprocess.run(["valgrind", "-q", "--leak-check=full", "--error-exitcode=9", CLI,
-                                "task", path, "--no-save", "--select",
+                                "task", path, "--no-save", "--no-check", "--select",
                                 sel if isinstance(sel, str) else selection(path, sel)],
                                capture_output=True, text=True, timeout=120)
             self.assertIn(p.returncode, (0, 1), "%s: %s" % (model, p.stderr[-3000:]))

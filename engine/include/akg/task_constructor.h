@@ -11,6 +11,12 @@
 typedef struct {
     char *name;      /* the task's name: the class or function, or Class_forward_L12_14 */
     char *reference; /* the reference source, ready to write to a .py file */
+    /* For each line of reference (n_lines of them), the 1-based line of the file it comes from,
+     * 0 for a line akg wrote (an input's line maps to its shape comment or annotation), so that
+     * an error in the reference is told at the user's line. */
+    unsigned *source_lines;
+    size_t n_lines;
+    unsigned shapes_line; /* 1-based line the first input's shape comes from; 0: none */
 } akg_constructed_task;
 
 /*
