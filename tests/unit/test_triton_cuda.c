@@ -187,6 +187,12 @@ static void test_lowering_shapes(const char *root)
         {"reduction_sum_dim1_keepdim",
          {"for v_o in range(0, S_O, 1):", "X_part = torch.empty((8, ",
           "host statements that write memory, one program", "if (S_I == 1):"}},
+        /* gemm on 128 x 32 x 128 tiles: tl.dot into the f32 accumulator, IEEE f32 products */
+        {"matmul_square",
+         {"v_acc = tl.full([128, 128], 0, tl.float32)",
+          "tl.dot(v_ta, v_tb, v_acc, input_precision=\"ieee\")", "v_acc = _t", NULL}},
+        /* a transposed operand loaded as stored and transposed in the kernel */
+        {"matmul_transposed_b", {"= tl.trans(v_tb)", "tl.dot(v_ta, _t", NULL}},
         /* a host tile re-issued in the kernel that reads it */
         {"norm_layer_norm",
          {"# re-issued host statements", "v_ln_weight_t = tl.load(",
@@ -211,6 +217,40 @@ static void test_lowering_shapes(const char *root)
         akg_sketch_free(sk);
         free(text);
     }
+}
+
+/* gemm on tiles below tl.dot's 16 (the statement form, into its destination): a product
+ * summed over K, its padded K zeroed first; dot of vectors: a masked sum. */
+static void test_gemm_small(void)
+{
+    const akg_backend *be = akg_backend_find("cuda", "triton_cuda");
+    if (!be)
+        return;
+    const char *text =
+        "sketch g {\n  symbols: M, N, K;\n"
+        "  tensors: a[M, K]: f32; b[K, N]: f32; c[M, N]: f32; v[K]: f32; d[1]: f32;\n"
+        "  @llm_hint(\"parallel\", \"grididx\")\n"
+        "  for i in range(0, M, 8):\n"
+        "    acc = alloc([8, 8], dtype=f32, llm_hint=[\"init_zero\"])\n"
+        "    ta = alloc([8, min(8, K)])\n    tb = alloc([min(8, K), 8])\n"
+        "    load(a[i:i+8, 0:min(8, K)] -> ta)\n    load(b[0:min(8, K), 0:8] -> tb)\n"
+        "    gemm(ta, tb, dst=acc)\n    store(acc -> c[i:i+8, 0:8])\n"
+        "    x = alloc([min(8, K)])\n    load(v[0:min(8, K)] -> x)\n"
+        "    store(dot(x, x) -> d[0:1])\n}\n";
+    akg_sketch *sk = parse_checked(text, "gemm_small");
+    CHECK(sk != NULL);
+    char err[1024] = "", *src = NULL;
+    if (sk && be->lower(sk, false, &src, err, sizeof err) == AKG_OK) {
+        CHECK_CONTAINS(src, "[:, :, None] * ");
+        CHECK_CONTAINS(src, "axis=1)");
+        CHECK_CONTAINS(src, "tl.where(tl.arange(0, PB");
+        CHECK(strstr(src, "tl.dot(") == NULL);
+    } else {
+        CHECK(false);
+        fprintf(stderr, "gemm_small: %s\n", err);
+    }
+    free(src);
+    akg_sketch_free(sk);
 }
 
 static void test_emit(const char *root)
@@ -265,6 +305,7 @@ int main(void)
     test_registration();
     test_fixtures(root);
     test_lowering_shapes(root);
+    test_gemm_small();
     test_emit(root);
     return check_summary();
 }

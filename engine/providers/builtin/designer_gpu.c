@@ -14,8 +14,17 @@
  *  - strided (I > 1): CH columns of one outer row per program; with D * CH <= 16384 the
  *    D rows of them in one block, else streamed one row at a time through per-column
  *    running values, in three passes.
+ *
+ * Matrix products (the matmul rule's `gemm` kind, no triangle): one program per BM x BN
+ * tile of C (the grid over output tiles, batch items as a further grid axis), a loop over
+ * K in BK-deep slices accumulating op(A) @ op(B) into an f32 tile with `gemm` (tl.dot:
+ * every side a constant of at least 16); ragged edges are the bounds guards of the loads
+ * (zeros outside A and B) and of the store. Transposed operands are loaded as stored and
+ * transposed by gemm's trans_a/trans_b (strided in the kernel, no copy). A batch of
+ * matrices times one matrix is one product over all rows, as on the CPU.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "designer_gpu.h"
@@ -126,9 +135,119 @@ void akg_gpu_softmax_body(akg_buf *b, const akg_design *d)
     akg_buf_puts(b, "}\n");
 }
 
+static int param_int(const cJSON *p, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(p, key);
+    return cJSON_IsNumber(v) ? v->valueint : 0;
+}
+
+static void gemm_dims(akg_buf *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        akg_buf_appendf(b, "Z%d, ", i);
+}
+
+/* The GPU sketch of the matmul rule's design d (see the file comment), or NULL (no memory,
+ * or operands this writer does not name). */
+static char *gpu_gemm_sketch(const akg_design *d, const akg_reference *ref)
+{
+    const cJSON *p = d->params;
+    int ia = param_int(p, "a"), ib = param_int(p, "b");
+    int ta = param_int(p, "trans_a"), tb = param_int(p, "trans_b");
+    int ra = param_int(p, "rank_a"), rb = param_int(p, "rank_b");
+    if (ia < 0 || ib < 0 || (size_t)ia >= ref->n_forward_params ||
+        (size_t)ib >= ref->n_forward_params || ra < 2 || rb < 2 || (rb > 2 && rb != ra))
+        return NULL;
+    int nbatch = ra - 2;
+    int fold = ra > 2 && rb == 2 && !ta; /* batch rows of A: one product of R rows */
+    int zloop = nbatch > 0 && !fold;
+    int zb = zloop && rb > 2;
+    const char *rows = fold ? "R" : "M";
+    const char *zi = zloop ? "z, " : "", *zbi = zb ? "z, " : "";
+    akg_buf b;
+    akg_buf_init(&b, 1 << 14);
+    akg_buf_appendf(&b,
+                    "# %s on a GPU: one program per BM x BN tile of C (the grid over output "
+                    "tiles%s), a loop\n# over K in BK-deep slices accumulating op(A) @ op(B) "
+                    "in an f32 tile (tl.dot); ragged\n# edges are the bounds guards of the "
+                    "loads (zeros outside A and B) and of the store.\n",
+                    d->op_name, zloop ? ", batch items a grid axis" : "");
+    if (fold)
+        akg_buf_puts(&b, "# A's batch dims are rows: one product of R = batch * M rows.\n");
+    akg_buf_appendf(&b, "sketch %s {\n  symbols: M, N, K%s%s", d->op_name, fold ? ", R" : "",
+                    zloop ? ", Z" : "");
+    for (int i = 0; i < nbatch; i++)
+        akg_buf_appendf(&b, ", Z%d", i);
+    akg_buf_puts(&b, ";\n  tensors: ");
+    if (fold)
+        akg_buf_puts(&b, "a[R, K]: f32; ");
+    else
+        akg_buf_appendf(&b, "a[%s%s]: f32; ", zloop ? "Z, " : "", ta ? "K, M" : "M, K");
+    akg_buf_appendf(&b, "b[%s%s]: f32; c[%s%s, N]: f32;\n", zb ? "Z, " : "", tb ? "N, K" : "K, N",
+                    zloop ? "Z, " : "", rows);
+    akg_buf_puts(&b, "  constexpr: BM = tune(128, 64, 32), BN = tune(128, 64, 32), "
+                     "BK = tune(32, 16, 64);\n");
+    akg_buf_appendf(&b, "  bind: a = input(\"%s\", [", ref->forward_params[ia].name);
+    gemm_dims(&b, nbatch);
+    akg_buf_appendf(&b, "%s]), b = input(\"%s\", [", ta ? "K, M" : "M, K",
+                    ref->forward_params[ib].name);
+    gemm_dims(&b, rb - 2);
+    akg_buf_appendf(&b, "%s])", tb ? "N, K" : "K, N");
+    if (fold || zloop) {
+        akg_buf_appendf(&b, ", %s = 1", fold ? "R" : "Z");
+        for (int i = 0; i < nbatch; i++)
+            akg_buf_appendf(&b, " * Z%d", i);
+        if (fold)
+            akg_buf_puts(&b, " * M");
+    }
+    akg_buf_puts(&b, ", c = output(0, [");
+    gemm_dims(&b, nbatch);
+    akg_buf_puts(&b, "M, N])\n\n");
+    const char *par = "@llm_hint(\"parallel\", \"grididx\")";
+    const char *ind = "  ";
+    if (zloop) {
+        akg_buf_appendf(&b, "  %s\n  for z in range(0, Z):\n", par);
+        ind = "    ";
+    }
+    akg_buf_appendf(&b, "%s%s\n%sfor i in range(0, %s, BM):\n", ind, par, ind, rows);
+    akg_buf_appendf(&b, "%s  %s\n%s  for j in range(0, N, BN):\n", ind, par, ind);
+    akg_buf_appendf(&b,
+                    "%s    acc = alloc([BM, BN], dtype=f32, llm_hint=[\"fastest\", "
+                    "\"accumulator\", \"init_zero\"])\n",
+                    ind);
+    akg_buf_appendf(&b, "%s    @llm_hint(\"pipeline\")\n%s    for k in range(0, K, BK):\n", ind,
+                    ind);
+    akg_buf_appendf(&b, "%s      ta = alloc([%s], dtype=f32, llm_hint=[\"fast\"])\n", ind,
+                    ta ? "BK, BM" : "BM, BK");
+    akg_buf_appendf(&b, "%s      tb = alloc([%s], dtype=f32, llm_hint=[\"fast\"])\n", ind,
+                    tb ? "BN, BK" : "BK, BN");
+    if (ta)
+        akg_buf_appendf(&b, "%s      load(a[%sk:k+BK, i:i+BM] -> ta)\n", ind, zi);
+    else
+        akg_buf_appendf(&b, "%s      load(a[%si:i+BM, k:k+BK] -> ta)\n", ind, zi);
+    if (tb)
+        akg_buf_appendf(&b, "%s      load(b[%sj:j+BN, k:k+BK] -> tb)\n", ind, zbi);
+    else
+        akg_buf_appendf(&b, "%s      load(b[%sk:k+BK, j:j+BN] -> tb)\n", ind, zbi);
+    akg_buf_appendf(&b, "%s      acc = gemm(ta, tb, acc%s%s)\n", ind, ta ? ", trans_a=True" : "",
+                    tb ? ", trans_b=True" : "");
+    akg_buf_appendf(&b, "%s    store(acc -> c[%si:i+BM, j:j+BN])\n}\n", ind, zi);
+    return akg_buf_take(&b);
+}
+
 int akg_gpu_redesign_family(akg_design *d, const akg_reference *ref, const cJSON *probe,
                             const cJSON *feedback)
 {
+    const char *mm = cJSON_GetStringValue(cJSON_GetObjectItem(d->params, "kind"));
+    if (!strcmp(d->family, "matmul") && mm && !strcmp(mm, "gemm") && !param_int(d->params, "tri")) {
+        char *text = gpu_gemm_sketch(d, ref);
+        if (!text)
+            return AKG_OK; /* the CPU's sketch stays, correct there */
+        free(d->sketch_text);
+        d->sketch_text = text;
+        d->gpu = 1;
+        return AKG_OK;
+    }
     const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(d->params, "design"));
     const char *what = cJSON_GetStringValue(cJSON_GetObjectItem(d->params, "what"));
     if (!kind || !what || (strcmp(kind, "reduce") && strcmp(kind, "rowmap")))

@@ -428,9 +428,140 @@ static tt_val *shaped(tt_ctx *C, const akg_sketch_expr *dims, akg_dtype dt, cons
     return v;
 }
 
+/* Whether a call's boolean keyword (trans_a=True) is set. */
+static bool flag_of(tt_ctx *C, const akg_sketch_expr *call, const char *kw)
+{
+    const akg_sketch_expr *k = akg_sketch_expr_kwarg(call, kw);
+    int64_t v;
+    if (!k)
+        return false;
+    if (akg_sketch_expr_get_kind(k) == AKG_SKETCH_EXPR_BOOL)
+        return akg_sketch_expr_int(k) != 0;
+    return tt_const_value(C, k, &v) && v != 0;
+}
+
+/* Whether a padded extent is a constant of at least 16: tl.dot's minimum on every side. */
+static bool dot_side(const char *pad)
+{
+    char *end;
+    long v = strtol(pad, &end, 10);
+    return *pad && !*end && v >= 16;
+}
+
+static tt_val *swap_axes(tt_ctx *C, tt_val *x)
+{
+    tt_val *v = copy_val(C, x, emit_temp(C, tt_strf(C, "tl.trans(%s)", x->py)));
+    if (v) {
+        v->pad[0] = x->pad[1], v->pad[1] = x->pad[0];
+        v->ext[0] = x->ext[1], v->ext[1] = x->ext[0];
+    }
+    return v;
+}
+
+/* gemm(a, b[, acc], trans_a=, trans_b=) and dot(a, b): acc + op(a) @ op(b) of rank-2 tiles, as
+ * the language says: accumulated in f32 (f64 when acc is f64), the result in acc's dtype (f32
+ * without acc). The padded K of both operands is zeroed first (a padded lane may hold anything
+ * a computation left there), so the padding adds nothing. With every side a constant of at
+ * least 16 and f32/f16/bf16 operands it is tl.dot with an f32 accumulator, IEEE f32 products
+ * (input_precision="ieee": TF32 would miss the Verifier's f32 tolerance); otherwise (small or
+ * host-computed tiles, f64, integers) a broadcast product summed over K, correct at any size. */
+static tt_val *gemm_value(tt_ctx *C, const akg_sketch_expr *e, size_t n, bool is_dot)
+{
+    const char *fn = is_dot ? "dot" : "gemm";
+    tt_val *a = tt_value(C, arg_at(e, n, 0, "a"));
+    tt_val *b = a ? tt_value(C, arg_at(e, n, 1, "b")) : NULL;
+    const akg_sketch_expr *acc_e = is_dot ? NULL : arg_at(e, n, 2, "acc");
+    if (!is_dot && !acc_e) /* the statement gemm(a, b, dst=c) accumulates into c */
+        acc_e = akg_sketch_expr_kwarg(e, "dst");
+    tt_val *acc = acc_e && b ? tt_value(C, acc_e) : NULL;
+    if (!a || !b || (acc_e && !acc))
+        return NULL;
+    if (is_dot && a->rank == 1 && b->rank == 1) {
+        tt_val *ops[2] = {tt_cast(C, a, AKG_DTYPE_F32, e), tt_cast(C, b, AKG_DTYPE_F32, e)};
+        tt_val *p = ops[0] && ops[1] ? apply_named(C, "mul", ops, 2) : NULL;
+        return p ? reduce_axis(C, "sum", p, 0, true) : NULL;
+    }
+    if (a->rank != 2 || b->rank != 2) {
+        tt_fail_expr(C, e, "%s takes rank-2 tiles a [M, K] and b [K, N] (got ranks %d and %d)", fn,
+                     a->rank, b->rank);
+        return NULL;
+    }
+    if (acc && acc->rank != 2) {
+        tt_fail_expr(C, e, "gemm's accumulator must be a rank-2 tile [M, N] (got rank %d)",
+                     acc->rank);
+        return NULL;
+    }
+    if (flag_of(C, e, "trans_a"))
+        a = swap_axes(C, a);
+    if (a && flag_of(C, e, "trans_b"))
+        b = swap_axes(C, b);
+    if (!a || !b)
+        return NULL;
+    if (strcmp(a->pad[1], b->pad[0])) {
+        tt_fail_expr(C, e,
+                     "%s: the K extents of a and b pad to %s and %s; allocate both with the same "
+                     "K extent",
+                     fn, a->pad[1], b->pad[0]);
+        return NULL;
+    }
+    akg_dtype out_dt = acc && acc->dt ? acc->dt : AKG_DTYPE_F32;
+    akg_dtype cd = out_dt == AKG_DTYPE_F64 ? AKG_DTYPE_F64 : AKG_DTYPE_F32;
+    akg_dtype in = a->dt == b->dt ? a->dt : AKG_DTYPE_F32;
+    bool f32ish = in == AKG_DTYPE_F32 || in == AKG_DTYPE_F16 || in == AKG_DTYPE_BF16;
+    bool tc = cd == AKG_DTYPE_F32 && f32ish && dot_side(a->pad[0]) && dot_side(a->pad[1]) &&
+              dot_side(b->pad[1]);
+    const char *pa = masked(C, a, 1, "0"), *pb = masked(C, b, 0, "0");
+    tt_val shape = {.rank = 2};
+    shape.pad[0] = a->pad[0], shape.pad[1] = b->pad[1];
+    shape.ext[0] = a->ext[0], shape.ext[1] = b->ext[1];
+    if (acc) {
+        tt_val *both[2] = {&shape, acc};
+        tt_val s2 = {0};
+        if (!broadcast(C, both, 2, &s2))
+            return NULL;
+        if (strcmp(acc->pad[0], shape.pad[0]) || strcmp(acc->pad[1], shape.pad[1])) {
+            tt_fail_expr(C, e,
+                         "gemm's accumulator pads to [%s, %s] but the product to [%s, %s]; "
+                         "allocate it [M, N] of a [M, K] and b [K, N]",
+                         acc->pad[0], acc->pad[1], shape.pad[0], shape.pad[1]);
+            return NULL;
+        }
+        shape = s2;
+    }
+    const char *py;
+    if (tc) {
+        if (a->dt != in)
+            pa = tt_strf(C, "%s.to(%s)", pa, tt_dtype_tl(in));
+        if (b->dt != in)
+            pb = tt_strf(C, "%s.to(%s)", pb, tt_dtype_tl(in));
+        const char *prec = in == AKG_DTYPE_F32 ? ", input_precision=\"ieee\"" : "";
+        if (acc && acc->dt == AKG_DTYPE_F32)
+            py = tt_strf(C, "tl.dot(%s, %s, %s%s)", pa, pb, acc->py, prec);
+        else if (acc)
+            py = tt_strf(C, "(%s.to(tl.float32) + tl.dot(%s, %s%s)).to(%s)", acc->py, pa, pb, prec,
+                         tt_dtype_tl(out_dt));
+        else
+            py = tt_strf(C, "tl.dot(%s, %s%s)", pa, pb, prec);
+    } else {
+        const char *t = tt_dtype_tl(cd);
+        const char *prod = tt_strf(
+            C, "tl.sum(%s.to(%s)[:, :, None] * %s.to(%s)[None, :, :], axis=1)", pa, t, pb, t);
+        if (acc)
+            py = tt_strf(C, "(%s.to(%s) + %s).to(%s)", acc->py, t, prod, tt_dtype_tl(out_dt));
+        else
+            py = prod;
+    }
+    tt_val *v = copy_val(C, &shape, emit_temp(C, py));
+    if (v)
+        v->dt = out_dt;
+    return v;
+}
+
 static tt_val *call_value(tt_ctx *C, const akg_sketch_expr *e, size_t n)
 {
     const char *fn = akg_sketch_expr_text(e);
+    if (!strcmp(fn, "gemm") || !strcmp(fn, "dot"))
+        return gemm_value(C, e, n, !strcmp(fn, "dot"));
     if (!strcmp(fn, "cast")) {
         tt_val *x = tt_value(C, arg_at(e, n, 0, "x"));
         return tt_cast(C, x, dtype_arg(arg_at(e, n, 1, "dtype")), e);
@@ -543,11 +674,7 @@ static tt_val *call_value(tt_ctx *C, const akg_sketch_expr *e, size_t n)
             tt_fail_expr(C, e, "transpose is lowered for rank-2 tiles without a permutation only");
             return NULL;
         }
-        tt_val *v = copy_val(C, x, emit_temp(C, tt_strf(C, "tl.trans(%s)", x->py)));
-        if (v) {
-            v->pad[0] = x->pad[1], v->pad[1] = x->pad[0];
-            v->ext[0] = x->ext[1], v->ext[1] = x->ext[0];
-        }
+        tt_val *v = swap_axes(C, x);
         return v;
     }
     const tt_op *op = tt_op_find(fn);

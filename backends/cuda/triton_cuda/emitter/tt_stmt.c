@@ -499,17 +499,22 @@ static void do_call(tt_ctx *C, const akg_sketch_stmt *st)
     const tt_op *op = tt_op_find(fn);
     const akg_sketch_expr *dst = akg_sketch_expr_kwarg(call, "dst");
     size_t n = akg_sketch_expr_item_count(call);
+    bool gemm = !strcmp(fn, "gemm");
     if (op && !dst && (int)n == tt_op_nargs(op) + 1)
         dst = akg_sketch_expr_item(call, n - 1);
-    if (!op || !dst || akg_sketch_expr_get_kind(dst) != AKG_SKETCH_EXPR_NAME) {
+    if (gemm && !dst && n == 3) /* gemm(a, b, c): c += a @ b */
+        dst = akg_sketch_expr_item(call, 2);
+    if ((!op && !gemm) || !dst || akg_sketch_expr_get_kind(dst) != AKG_SKETCH_EXPR_NAME) {
         tt_fail(C, st,
                 "the call statement '%s(...)' is not lowered by the %s emitter yet "
-                "(milestone 1 lowers destination-form elementwise calls only; gemm/dot need "
-                "tl.dot tiles of at least 16 and unpacked operands)",
-                fn, C->target->emitter);
+                "(destination-form elementwise calls and gemm(a, b, c) / gemm(a, b, dst=c) are; "
+                "write the call as a value: 'c = %s(...)')",
+                fn, C->target->emitter, fn);
         return;
     }
     size_t given = akg_sketch_expr_kwarg(call, "dst") ? n : n - 1;
+    if (gemm) /* the destination is the accumulator: the product is added to it */
+        given = n;
     tt_val *v = tt_call_value(C, call, given);
     if (!v)
         return;
