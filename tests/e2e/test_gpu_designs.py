@@ -1,6 +1,7 @@
 """The built-in Designer designs for the GPU when the target is cuda: elementwise blocks of 1024-4096
 elements on the grid, softmax and norm rows in one block, reductions spread over many programs with a
-combining launch where rows are few or long. The Designer runs for cuda/triton_cuda on operators of the
+combining launch where rows are few or long, matrix products one program per output tile with a
+loop over K (tl.dot). The Designer runs for cuda/triton_cuda on operators of the
 suite (bench/ops); the difftest suite (tests/sketch/difftest/suite.py --dsl triton_cuda) runs each
 sketch in the reference interpreter and its Triton lowering under Triton's interpreter on small shapes,
 once as designed and once with its thresholds lowered so that the streamed and split branches run too.
@@ -20,7 +21,7 @@ SUITE = os.path.join(SOURCE, "tests", "sketch", "difftest", "suite.py")
 # a harness worker and a probe each; the other operators' designs run in the difftest suite's
 # split variants and sketch_difftest_triton_cuda)
 OPS = ["activation/gelu", "activation/softmax", "reduction/sum_all", "reduction/sum_dim0",
-       "reduction/argmax_dim0", "loss/mse", "norm/layer_norm"]
+       "reduction/argmax_dim0", "loss/mse", "norm/layer_norm", "matmul/batched_bmm", "matmul/transposed_b"]
 
 
 def tune_first(sketch, name):
@@ -58,8 +59,8 @@ class GpuDesignsTest(CliTest):
         out = self.suite.stdout
         self.assertEqual(self.suite.returncode, 0, out[-4000:] + self.suite.stderr[-2000:])
         for op in OPS:
-            # an elementwise design has no thresholds, so no variant
-            for name in (op,) if op.startswith("activation/gelu") else (op, op + "@split"):
+            # elementwise and matmul designs have no thresholds, so no variant
+            for name in (op,) if op.startswith(("activation/gelu", "matmul/")) else (op, op + "@split"):
                 self.assertRegex(out, r"(?m)^%s\s+pass\b" % re.escape(name))
 
     def test_elementwise_blocks_on_the_grid(self):
@@ -92,6 +93,21 @@ class GpuDesignsTest(CliTest):
         self.assertIn('part0 = alloc([O, P, I], dtype=f32, llm_hint=["slow"])', text)
         for op in ("reduction/argmax_dim0", "norm/layer_norm"):
             self.assertIn("designed for a GPU", self.sketch(op), op)
+
+    def test_matmul_output_tiles_on_the_grid(self):
+        text = self.sketch("matmul/transposed_b")
+        # a grid over BM x BN tiles of C, a loop over K, B read as stored and transposed by gemm
+        self.assertIn("for i in range(0, M, BM):", text)
+        self.assertIn("for j in range(0, N, BN):", text)
+        self.assertIn("for k in range(0, K, BK):", text)
+        self.assertIn("acc = gemm(ta, tb, acc, trans_b=True)", text)
+        for name in ("BM", "BN"):
+            self.assertGreaterEqual(tune_first(text, name), 64, name)
+        self.assertGreaterEqual(tune_first(text, "BK"), 16)
+        # the batch is a grid axis around the tiles
+        text = self.sketch("matmul/batched_bmm")
+        self.assertRegex(text, r'@llm_hint\("parallel", "grididx"\)\n  for z in range\(0, Z\):')
+        self.assertIn("store(acc -> c[z, i:i+BM, j:j+BN])", text)
 
 
 if __name__ == "__main__":
