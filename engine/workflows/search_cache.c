@@ -111,6 +111,15 @@ static double json_whole(const cJSON *v)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+/* Sets obj[key] to item, whether or not obj had that key (cJSON_ReplaceItemInObject leaves a
+ * missing key alone and the new item unowned). */
+static void set_item(cJSON *obj, const char *key, cJSON *item)
+{
+    cJSON_DeleteItemFromObject(obj, key);
+    if (!cJSON_AddItemToObject(obj, key, item))
+        cJSON_Delete(item);
+}
+
 static const char *base_name(const char *p)
 {
     const char *s = p ? strrchr(p, '/') : NULL;
@@ -194,9 +203,9 @@ static int write_cached_files(const char *dir, cJSON *report, const cJSON *cand,
         if (akg_write_file(path, i == 3 ? lib : text, i == 3 ? lib_len : strlen(text), err,
                            errlen) != AKG_OK)
             return -1;
-        cJSON_ReplaceItemInObject(paths, keys[i], cJSON_CreateString(path));
+        set_item(paths, keys[i], cJSON_CreateString(path));
     }
-    cJSON_ReplaceItemInObject(paths, "dir", cJSON_CreateString(dir));
+    set_item(paths, "dir", cJSON_CreateString(dir));
     return 0;
 }
 
@@ -264,8 +273,7 @@ int akg_cache_answer(const akg_cache_request *req, cJSON **report, char *err, si
         if (ok) {
             char path[4400];
             snprintf(path, sizeof path, "%s/report.json", dir);
-            cJSON_ReplaceItemInObject(cJSON_GetObjectItem(r, "paths"), "report",
-                                      cJSON_CreateString(path));
+            set_item(cJSON_GetObjectItem(r, "paths"), "report", cJSON_CreateString(path));
             cJSON_DeleteItemFromObject(r, "cached");
             cJSON_AddBoolToObject(r, "cached", 1);
             cJSON *from = cJSON_AddObjectToObject(r, "cached_from");
@@ -285,9 +293,8 @@ int akg_cache_answer(const akg_cache_request *req, cJSON **report, char *err, si
             cJSON_AddNumberToObject(from, "candidate_step", from_step);
             cJSON_AddStringToObject(from, "fingerprint", fp);
             cJSON_AddStringToObject(from, "judge", judge);
-            cJSON_ReplaceItemInObject(r, "reference", cJSON_CreateString(req->reference_path));
-            cJSON_ReplaceItemInObject(r, "elapsed_s",
-                                      cJSON_CreateNumber((akg_now_ms() - t0) / 1000.0));
+            set_item(r, "reference", cJSON_CreateString(req->reference_path));
+            set_item(r, "elapsed_s", cJSON_CreateNumber((akg_now_ms() - t0) / 1000.0));
             char *text = cJSON_Print(r);
             ok = text && akg_write_file(path, text, strlen(text), werr, sizeof werr) == AKG_OK;
             free(text);
