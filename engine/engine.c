@@ -387,6 +387,8 @@ static void start_queued(akg_engine *e)
 
 void akg__job_emit(akg_job *job, akg_event *ev)
 {
+    if (job->progress_pending && !job->progress_flushing)
+        akg__pipeline_flush_progress(job); /* a model's progress comes before what followed it */
     ev->job = job;
     ev->job_id = job->id;
     if (job->cb)
@@ -434,9 +436,11 @@ static void job_free(akg_job *j)
     free(j);
 }
 
-static void on_kick_closed(uv_handle_t *h)
+static void on_job_handle_closed(uv_handle_t *h)
 {
-    job_free(h->data);
+    akg_job *j = h->data;
+    if (--j->handles_open == 0)
+        job_free(j);
 }
 
 void akg__job_finished(akg_job *job)
@@ -452,7 +456,8 @@ void akg__job_finished(akg_job *job)
         e->jobs = job->next;
     if (job->next)
         job->next->prev = job->prev;
-    uv_close((uv_handle_t *)&job->kick, on_kick_closed);
+    uv_close((uv_handle_t *)&job->progress_timer, on_job_handle_closed);
+    uv_close((uv_handle_t *)&job->kick, on_job_handle_closed);
     if (!e->closing)
         start_queued(e);
     maybe_close(e);
@@ -606,6 +611,9 @@ int akg_job_start(akg_engine *engine, const akg_job_options *opts, akg_event_cb 
     j->started_ms = akg_now_ms();
     uv_timer_init(engine->loop, &j->kick);
     j->kick.data = j;
+    uv_timer_init(engine->loop, &j->progress_timer);
+    j->progress_timer.data = j;
+    j->handles_open = 2;
 
     long long run_id = 0;
     char hash[65] = "";

@@ -125,6 +125,15 @@ struct akg_job {
     akg_child *child;
     uv_timer_t kick;
     int kick_open;
+    /* the provider's progress (a model asked, tokens as they stream), reported from a later
+     * loop iteration than the provider's callback (pipeline.c, on_provider_progress) */
+    uv_timer_t progress_timer;
+    int progress_pending;   /* messages queued, oldest first */
+    int progress_streaming; /* the last one queued is a STREAMING count (the next replaces it) */
+    int progress_flushing;
+    const char *progress_stage[4]; /* "design" or "code" (static) */
+    char progress_msg[4][512];
+    int handles_open; /* kick and progress_timer: the job is freed when both are closed */
     akg_job_status final_status;
     cJSON *final_error;
     double started_ms;
@@ -133,6 +142,8 @@ struct akg_job {
 
 /* pipeline.c */
 void akg__pipeline_start(akg_job *job);
+/* Emits the provider's queued progress messages (akg__job_emit calls it before any event). */
+void akg__pipeline_flush_progress(akg_job *job);
 void akg__pipeline_cancel(akg_job *job);
 
 /* report.c: report.json's object for a job ending with status (cls and

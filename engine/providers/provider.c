@@ -31,6 +31,8 @@ struct akg_provider_session {
     const akg_provider *provider;
     void *state;
     akg_provider_op *pending;
+    akg_progress_cb progress_cb; /* who hears the requests' progress (may be NULL) */
+    void *progress_user;
 };
 
 /* ---- the registry -------------------------------------------------------- */
@@ -195,6 +197,21 @@ void akg_provider_op_set_data(akg_provider_op *op, void *data)
 void *akg_provider_op_data(const akg_provider_op *op)
 {
     return op->data;
+}
+
+void akg_provider_session_set_progress(akg_provider_session *session, akg_progress_cb cb,
+                                       void *user)
+{
+    if (!session)
+        return;
+    session->progress_cb = cb;
+    session->progress_user = user;
+}
+
+void akg_provider_op_progress(const akg_provider_op *op, const akg_provider_progress *progress)
+{
+    if (op && op->session && op->session->progress_cb && progress)
+        op->session->progress_cb(progress, op->session->progress_user);
 }
 
 /* Detaches op from its session so the callback finds the session idle. */

@@ -84,6 +84,81 @@ static void emit_stage(akg_job *j, const char *stage, const char *fmt, ...)
     akg__job_emit(j, &ev);
 }
 
+/* ---------- a model's progress ----------
+ * The provider reports from inside its transfer (a streamed chunk), where a front end must not
+ * cancel the job: the messages are queued and emitted as stage events from the job's
+ * progress_timer (the next loop iteration), or before the job's next event, whichever is first
+ * (akg__job_emit), so they keep their order with what followed them. */
+
+#define PROGRESS_QUEUE 4
+
+void akg__pipeline_flush_progress(akg_job *j)
+{
+    int n = j->progress_pending;
+    j->progress_pending = 0;
+    j->progress_streaming = 0;
+    uv_timer_stop(&j->progress_timer);
+    if (j->finishing || n == 0)
+        return;
+    j->progress_flushing = 1;
+    for (int i = 0; i < n; i++) {
+        akg_event ev = {0};
+        ev.kind = AKG_EVENT_STAGE;
+        ev.stage = j->progress_stage[i];
+        ev.attempt = j->attempt;
+        ev.max_attempts = j->max_step;
+        ev.message = j->progress_msg[i];
+        akg__job_emit(j, &ev);
+    }
+    j->progress_flushing = 0;
+}
+
+static void on_progress_timer(uv_timer_t *t)
+{
+    akg__pipeline_flush_progress(t->data);
+}
+
+static void on_provider_progress(const akg_provider_progress *p, void *user)
+{
+    akg_job *j = user;
+    int slot = j->progress_pending;
+    if (slot > 0 && (j->progress_streaming || slot == PROGRESS_QUEUE))
+        slot--; /* a newer count replaces the last; a full queue keeps the newest */
+    const char *who = strcmp(p->agent, "coder") == 0 ? "Coder" : "Designer";
+    const char *model = p->model && *p->model ? p->model : "the model";
+    char *m = j->progress_msg[slot];
+    size_t n = sizeof j->progress_msg[slot];
+    int at = snprintf(m, n, "attempt %d/%d: ", j->attempt, j->max_step);
+    if (at < 0 || (size_t)at >= n)
+        at = 0;
+    switch (p->kind) {
+    case AKG_PROGRESS_ASKING:
+        snprintf(m + at, n - at, "the %s asks %s (request %d)", who, model, p->request);
+        break;
+    case AKG_PROGRESS_STREAMING:
+        snprintf(m + at, n - at, "%s is writing for the %s: %ld tokens, %.1f s", model, who,
+                 p->completion_tokens, p->elapsed_s);
+        break;
+    case AKG_PROGRESS_RETRYING:
+        snprintf(m + at, n - at, "%s did not answer the %s: %s", model, who,
+                 p->detail ? p->detail : "retrying");
+        break;
+    case AKG_PROGRESS_ANSWERED:
+        if (p->prompt_tokens >= 0)
+            snprintf(m + at, n - at,
+                     "%s answered the %s: %ld prompt and %ld answer tokens in %.1f s", model, who,
+                     p->prompt_tokens, p->completion_tokens, p->elapsed_s);
+        else
+            snprintf(m + at, n - at, "%s answered the %s: about %ld answer tokens in %.1f s", model,
+                     who, p->completion_tokens, p->elapsed_s);
+        break;
+    }
+    j->progress_stage[slot] = strcmp(p->agent, "coder") == 0 ? "code" : "design";
+    j->progress_pending = slot + 1;
+    j->progress_streaming = p->kind == AKG_PROGRESS_STREAMING;
+    uv_timer_start(&j->progress_timer, on_progress_timer, 0, 0);
+}
+
 /* A front end may cancel the job inside an event callback (akg_job_cancel
  * then finishes it at once): a stage that emitted an event checks this
  * before it starts any work. */
@@ -941,6 +1016,7 @@ static int open_session(akg_job *j)
         job_finish(j, AKG_JOB_ERROR, "crash", err);
         return 1;
     }
+    akg_provider_session_set_progress(j->session, on_provider_progress, j);
     return 0;
 }
 

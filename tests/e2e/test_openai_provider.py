@@ -9,6 +9,7 @@ reaches the server's Authorization header and nothing else: not the run folder, 
 CLI's output."""
 import json
 import os
+import re
 import secrets
 import sqlite3
 import subprocess
@@ -93,6 +94,18 @@ class OpenAIProviderTest(CliTest):
         self.assertEqual(d2["completion_tokens"], 305)
         self.assertEqual(report["design"]["prompt_tokens"], 6410)
 
+        # the progress: who asks which model, and each answer's tokens, as the requests go
+        for line in ("attempt 1/4: the Designer asks replay-coder-7b (request 1)",
+                     "attempt 1/4: the Designer asks replay-coder-7b (request 2)",
+                     "attempt 1/4: replay-coder-7b answered the Designer: 5123 prompt and 311 answer tokens",
+                     "attempt 2/4: the Designer asks replay-coder-7b (request 1)",
+                     "attempt 2/4: replay-coder-7b answered the Designer: 6410 prompt and 305 answer tokens"):
+            self.assertIn(line, p.stderr)
+        asked = p.stderr.index("the Designer asks replay-coder-7b (request 1)")
+        self.assertLess(asked, p.stderr.index("replay-coder-7b answered the Designer"))
+        self.assertLess(p.stderr.index("replay-coder-7b answered the Designer: 6410"),
+                        p.stderr.rindex("sketch  written"))
+
         # the store: the run's report with both designs, a row per candidate
         db = sqlite3.connect(self.env["AKG_STORE"])
         run_id, stored = db.execute("SELECT id, report FROM runs ORDER BY id DESC").fetchone()
@@ -114,6 +127,25 @@ class OpenAIProviderTest(CliTest):
                     self.assertNotIn(key, fh.read(), os.path.join(root, f))
                 seen += 1
         self.assertGreater(seen, 3)
+
+    def test_progress_while_an_answer_streams(self):
+        """A streamed answer's tokens are reported as they come (at most once a second), with the
+        model's name; the design alone (--workflow design_only, no check): the repaired sketch."""
+        os.makedirs(os.path.join(self.dir, ".akg"))
+        with open(os.path.join(self.dir, ".akg", "settings.json"), "w") as f:
+            json.dump({"stream_output": True}, f)
+        self.env["AKG_AGENTS_BASE_URL"] = "http://127.0.0.1:%d/paced-relu/%s/v1" % (self.port, self.tag)
+        p, report = self.op(os.path.join(REFS, "relu.py"), "--provider", "openai", "--workflow",
+                            "design_only", "--design-check", "off", name="paced")
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        self.assertEqual(report["status"], "unverified", json.dumps(report)[-2000:])
+        counts = [int(m) for m in re.findall(r"replay-coder-7b is writing for the Designer: (\d+) tokens",
+                                             p.stderr)]
+        self.assertTrue(counts, p.stderr[-3000:])
+        self.assertTrue(all(c > 0 for c in counts), counts)
+        # the counts come while the answer streams, before it is reported answered
+        first = p.stderr.index("is writing for the Designer")
+        self.assertLess(first, p.stderr.index("replay-coder-7b answered the Designer"))
 
     def test_coder_on_the_model(self):
         # an unbound sketch checks but the emitter cannot lower it: the Coder's model writes the

@@ -22,6 +22,8 @@ Scenarios (the fixture is <name>.json for a plain request, <name>.sse when the b
   script-<name>                the n-th request of a tag gets fixtures/script_<name>_<n>.json (the
                                last one again past the end): a conversation recorded in turns;
                                a streaming request gets the same answer as SSE chunks
+  paced-<name>                 script-<name>, streamed in 40-character chunks 0.1 s apart (the
+                               progress a client shows while an answer streams)
 """
 
 import email.utils
@@ -90,7 +92,7 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(0.01)
         self.end_stream()
 
-    def script(self, name, n, stream):
+    def script(self, name, n, stream, size=200, pace=0.0):
         turns = sorted(f for f in os.listdir(FIXTURES) if f.startswith("script_%s_" % name))
         if not turns:
             self.send_json(404, {"error": {"message": "no recorded turns for " + name}})
@@ -105,10 +107,11 @@ class Handler(BaseHTTPRequestHandler):
         self.start_stream()
         base = {"id": answer.get("id", "replay"), "object": "chat.completion.chunk",
                 "model": answer.get("model", "replay")}
-        for i in range(0, len(text), 200):
-            delta = dict(base, choices=[{"index": 0, "delta": {"content": text[i:i + 200]},
+        for i in range(0, len(text), size):
+            delta = dict(base, choices=[{"index": 0, "delta": {"content": text[i:i + size]},
                                          "finish_reason": None}])
             self.chunk(b"data: " + json.dumps(delta).encode() + b"\n\n")
+            time.sleep(pace)
         last = dict(base, choices=[{"index": 0, "delta": {},
                                     "finish_reason": answer["choices"][0]["finish_reason"]}],
                     usage=answer.get("usage"))
@@ -217,6 +220,8 @@ class Handler(BaseHTTPRequestHandler):
             self.replay("ok", stream)
         elif scenario.startswith("script-"):
             self.script(scenario[len("script-"):], n, stream)
+        elif scenario.startswith("paced-"):
+            self.script(scenario[len("paced-"):], n, stream, size=40, pace=0.1)
         elif scenario == "echokey":
             self.send_json(401, {"error": {"message": "Incorrect API key provided: "
                                            + (self.headers.get("Authorization") or "")}})

@@ -91,6 +91,31 @@ typedef struct {
 typedef void (*akg_design_cb)(const akg_design_answer *answer, void *user);
 typedef void (*akg_code_cb)(akg_code_answer *answer, void *user);
 
+/* Progress of a pending request, for the front ends (who is asked, which model, the tokens so
+ * far). A provider that asks a model reports it; builtin reports nothing. */
+typedef enum {
+    AKG_PROGRESS_ASKING,    /* a request to the model starts */
+    AKG_PROGRESS_STREAMING, /* the answer streams: completion_tokens counted so far */
+    AKG_PROGRESS_RETRYING,  /* an attempt failed; detail says why and the wait */
+    AKG_PROGRESS_ANSWERED   /* the model answered: the tokens of the request */
+} akg_progress_kind;
+
+typedef struct {
+    akg_progress_kind kind;
+    const char *agent;      /* "designer" or "coder" */
+    const char *model;      /* the model asked; "" when unknown */
+    int request;            /* 1-based: the request of this op (a repair asks again) */
+    long prompt_tokens;     /* -1 when unknown */
+    long completion_tokens; /* -1 when unknown */
+    double elapsed_s;       /* since the request started */
+    const char *detail;     /* RETRYING: why and the wait; else NULL */
+} akg_provider_progress;
+
+/* Runs on the loop's thread, possibly deep inside the provider's transfer: it must not cancel
+ * the request or free the session (the pipeline copies what it needs and reports it from a
+ * later loop iteration). p and its strings are valid during the call only. */
+typedef void (*akg_progress_cb)(const akg_provider_progress *p, void *user);
+
 /* ---- the registry -------------------------------------------------------- */
 
 /* The provider registered under name, or NULL. */
@@ -113,6 +138,9 @@ int akg_provider_session_new(const akg_provider *provider, uv_loop_t *loop,
 /* Cancels a pending request (its callback runs first), then frees the session. */
 void akg_provider_session_free(akg_provider_session *session);
 const akg_provider *akg_provider_session_provider(const akg_provider_session *session);
+/* Who hears the progress of the session's requests (cb NULL: nobody). */
+void akg_provider_session_set_progress(akg_provider_session *session, akg_progress_cb cb,
+                                       void *user);
 
 /* Starts a request. On AKG_OK, *op (may be NULL) is the pending request and
  * cb will run exactly once. Otherwise nothing is pending and no callback runs:
@@ -152,6 +180,8 @@ struct akg_provider {
 /* A provider's own pointer for a pending op (its timer, its transfer). */
 void akg_provider_op_set_data(akg_provider_op *op, void *data);
 void *akg_provider_op_data(const akg_provider_op *op);
+/* Reports progress of the pending op to its session's listener (nothing when none). */
+void akg_provider_op_progress(const akg_provider_op *op, const akg_provider_progress *progress);
 /* Completes op with answer (runs the callback; op is freed after it). */
 void akg_provider_complete_design(akg_provider_op *op, const akg_design_answer *answer);
 void akg_provider_complete_code(akg_provider_op *op, akg_code_answer *answer);

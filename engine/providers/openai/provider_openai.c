@@ -29,6 +29,7 @@
  * loop iteration; the item is freed once the timer is closed, no chat is pending and the op
  * is answered (or cancelled).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,10 @@ typedef struct {
     int repairs;
     char *lower_error; /* code: why the emitter did not lower the sketch */
     cJSON *provenance;
+    /* progress of the current request (akg_provider_op_progress) */
+    int request_no;
+    uint64_t asked_ms, reported_ms;
+    long streamed; /* chunks of the answer so far: a streamed chunk is about a token */
 } oa_work;
 
 static void maybe_free(oa_work *w)
@@ -237,14 +242,57 @@ static char *feedback_text(const cJSON *fb, int attempt)
 
 static void on_chat_done(const akg_openai_answer *a, void *user);
 
+/* How often a streaming answer's token count is reported, at most. */
+#define OA_PROGRESS_EVERY_MS 1000
+
+static void report(oa_work *w, akg_progress_kind kind, long prompt, long completion,
+                   const char *detail)
+{
+    if (!w->op)
+        return;
+    uint64_t now = uv_now(w->session->loop);
+    akg_provider_progress p = {.kind = kind,
+                               .agent = w->is_code ? "coder" : "designer",
+                               .model = w->settings && w->settings->model ? w->settings->model : "",
+                               .request = w->request_no,
+                               .prompt_tokens = prompt,
+                               .completion_tokens = completion,
+                               .elapsed_s = (double)(now - w->asked_ms) / 1000.0,
+                               .detail = detail};
+    w->reported_ms = now;
+    akg_provider_op_progress(w->op, &p);
+}
+
+/* Text as it streams (counted, reported at most every OA_PROGRESS_EVERY_MS) and retries. */
+static void on_chat_event(const akg_openai_event *ev, void *user)
+{
+    oa_work *w = user;
+    if (ev->kind == AKG_OPENAI_EVENT_DELTA) {
+        w->streamed++;
+        if (uv_now(w->session->loop) - w->reported_ms >= OA_PROGRESS_EVERY_MS)
+            report(w, AKG_PROGRESS_STREAMING, -1, w->streamed, NULL);
+    } else if (ev->kind == AKG_OPENAI_EVENT_RETRY) {
+        char why[512];
+        snprintf(why, sizeof why, "%.*s; attempt %d in %.1f s", 400, ev->text ? ev->text : "",
+                 ev->attempt, ev->delay_s);
+        w->streamed = 0;
+        report(w, AKG_PROGRESS_RETRYING, -1, -1, why);
+    }
+}
+
 static int start_chat(oa_work *w, char *err, size_t errlen)
 {
     akg_openai_request r = {.settings = w->settings,
                             .messages = w->msgs,
                             .n_messages = w->n_msgs,
                             .stream = -1,
+                            .on_event = on_chat_event,
                             .on_done = on_chat_done,
                             .user = w};
+    w->request_no++;
+    w->asked_ms = uv_now(w->session->loop);
+    w->streamed = 0;
+    report(w, AKG_PROGRESS_ASKING, -1, -1, NULL);
     return akg_openai_chat(w->session->client, &r, &w->call, err, errlen);
 }
 
@@ -540,6 +588,8 @@ static void on_chat_done(const akg_openai_answer *a, void *user)
         maybe_free(w);
         return;
     }
+    if (a->outcome == AKG_OPENAI_OK || a->outcome == AKG_OPENAI_LENGTH)
+        report(w, AKG_PROGRESS_ANSWERED, a->prompt_tokens, a->completion_tokens, NULL);
     if (a->outcome != AKG_OPENAI_OK && a->outcome != AKG_OPENAI_LENGTH) {
         record_request(w, a, 0);
         char msg[2048];
