@@ -6,18 +6,16 @@ tests/families/graph/refs gets a verified kernel from the real akg_cli, harness 
 operation the graph Designer cannot design is refused with a message that names it and its
 line. Needs the probe's `graph` (backends/harness/akg_harness/trace.py).
 
-Each reference runs through the pipeline once, all of them in one `akg_cli bench` run (a suite
-folder of copies): the sketch tests read the sketch.sketch of the verified run (the design_only run would write the same first design), and the job keeps its first verified
+Each reference runs through akg_cli once: the sketch tests read the sketch.sketch of the verified
+run (the design_only run would write the same first design), and the job keeps its first verified
 kernel with a brief profile (--min-speedup 0 --profile-runs 5): what is checked is the design and
 its verification, never a speed. AKG_GRAPH_GROUPS picks groups (gemm, reduce, views; default all),
 so that CTest runs the GEMM group and the other two as two tests side by side."""
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import unittest
-from typing import NamedTuple
 
 from akgtest import CLI, PYTHON, SOURCE
 
@@ -54,13 +52,6 @@ TRACER = os.path.join(SOURCE, "backends", "harness", "akg_harness", "trace.py")
 VERIFY_FLAGS = ["--trials", "2", "--min-speedup", "0", "--profile-runs", "5"]
 
 
-class Run(NamedTuple):
-    """What a test reads of one reference's run in the bench: 0 when it passed, else 1."""
-    returncode: int
-    stderr: str
-    folder: str
-
-
 def ref(name: str) -> str:
     return os.path.join(GRAPH_REFS, name + ".py")
 
@@ -84,33 +75,6 @@ class GraphDesignerTest(unittest.TestCase):
         cls.env = dict(os.environ, AKG_STORE=os.path.join(cls.dir, "akg.db"),
                        AKG_PYTHON=PYTHON, AKG_HOME=SOURCE)
         cls.runs = {}
-        cls.bench_all()
-
-    @classmethod
-    def bench_all(cls) -> None:
-        """Every selected reference through one `akg_cli bench` run (one engine, its two harness
-        workers warm across the references: an `akg_cli op` each paid a worker's start and exit
-        every time); each reference's report is then read as its own run's."""
-        names = [n for g in SELECTED for n in GROUPS.get(g, [])]
-        if not names:
-            return
-        suite = os.path.join(cls.dir, "suite", "graph")
-        os.makedirs(suite)
-        for name in names:
-            shutil.copyfile(ref(name), os.path.join(suite, name + ".py"))
-        runs = os.path.join(cls.dir, "runs")
-        p = subprocess.run([CLI, "bench", "--suite", os.path.dirname(suite), "--jobs", "2",
-                            "--devices", "0,0", "--quiet", "--runs-dir", runs, *VERIFY_FLAGS],
-                           cwd=cls.dir, env=cls.env, capture_output=True, text=True, timeout=1800)
-        for name in names:
-            folder = os.path.join(runs, "graph_" + name)
-            report = None
-            if os.path.exists(os.path.join(folder, "report.json")):
-                with open(os.path.join(folder, "report.json")) as f:
-                    report = json.load(f)
-            ok = report is not None and report.get("status") == "pass"
-            detail = json.dumps(report.get("error")) if report else "no report: " + p.stderr[-2000:]
-            cls.runs[name] = (Run(0 if ok else 1, detail, folder), report)
 
     @classmethod
     def tearDownClass(cls) -> None:
@@ -128,14 +92,15 @@ class GraphDesignerTest(unittest.TestCase):
         return p, report
 
     def verified(self, name: str):
-        """The reference's one run to a verified kernel (bench_all), shared by every test that
-        reads it: (Run, report or None)."""
+        """The reference's one run to a verified kernel, shared by every test that reads it."""
+        if name not in self.runs:
+            self.runs[name] = self.op(ref(name), *VERIFY_FLAGS, name=name)
         return self.runs[name]
 
     def sketch_of(self, name: str) -> str:
         p, report = self.verified(name)
         self.assertEqual(p.returncode, 0, "%s: %s" % (name, (p.stderr or "")[-2000:]))
-        with open(os.path.join(p.folder, "sketch.sketch")) as f:
+        with open(os.path.join(self.dir, name, "sketch.sketch")) as f:
             return f.read()
 
     @needs("gemm")

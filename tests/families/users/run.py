@@ -1,9 +1,8 @@
 """What akg does with operators written the ways users write them.
 
-Runs `akg_cli bench --suite refs/ --trials 2` (one engine, two jobs at a time: the pipeline of
-`akg_cli op` on every reference, with the harness workers kept warm), reads each report.json and
-prints one row per reference: passed (with the speedup), refused (the first line of the message)
-or failed (the error class). Then it compares the outcomes with expect.json:
+Runs `akg_cli op REF --trials 2 --output DIR` on every reference in refs/ (two at a time), reads
+each report.json and prints one row per reference: passed (with the speedup), refused (the first
+line of the message) or failed (the error class). Then it compares the outcomes with expect.json:
 
   - a reference expected to pass must pass;
   - a refusal or failure must have the expected class and carry the expected message substring,
@@ -20,6 +19,7 @@ Exit status: 0 every outcome as expected (or expect.json written), 1 a differenc
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -103,47 +103,25 @@ def scrub(text: str) -> str:
     return re.sub(r"/tmp/[^\s:'\"]*/", "", text)
 
 
-def run_all(cli: str, refs: List[str], filters: List[str], work: str, trials: int, jobs: int,
-            extra: List[str]) -> Dict[str, Outcome]:
-    """Every reference through one `akg_cli bench` run over refs/ (one engine, its harness workers
-    warm across the references; an `akg_cli op` each paid a worker's start and exit every time):
-    run folders WORK/-_<name>, outcomes read from each report.json. Several --filter substrings
-    run one bench each."""
+def run_one(cli: str, ref: str, work: str, trials: int, extra: List[str]) -> Outcome:
+    name = os.path.basename(ref)[:-3]
+    out = os.path.join(work, name)
     os.makedirs(work, exist_ok=True)
     env = dict(os.environ)
     env.setdefault("AKG_HOME", SOURCE)
-    workers = max(1, jobs)
-    outcomes: Dict[str, Outcome] = {}
-    wanted = {os.path.basename(r)[:-3] for r in refs}
-    for index, text in enumerate(filters or [""]):
-        record = os.path.join(work, "bench-%d.json" % index)
-        cmd = [cli, "bench", "--suite", REFS, "--quiet", "--trials", str(trials), "--seed", str(SEED),
-               "--jobs", str(workers), "--devices", ",".join(["0"] * workers), "--runs-dir", work,
-               "--store", os.path.join(work, "akg.db"), "--output", record, *extra]
-        if text:
-            cmd += ["--filter", text]
-        with open(os.path.join(work, "bench-%d.cmd" % index), "w") as f:
-            f.write(" ".join(cmd) + "\n")
-        note = ""
-        try:
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  env=env, timeout=RUN_TIMEOUT_S + 60 * len(refs))
-            note = "akg_cli bench exit %d: %s" % (proc.returncode, first_line(proc.stderr[-2000:]))
-        except subprocess.TimeoutExpired:
-            note = "akg_cli bench ran past its time"
-        seconds: Dict[str, float] = {}
-        try:
-            with open(record) as f:
-                for op in json.load(f).get("ops", []):
-                    seconds[op.get("name")] = op.get("elapsed_s") or 0.0
-        except (OSError, ValueError):
-            pass
-        for name in sorted(wanted - set(outcomes)):
-            if text and text not in name:
-                continue
-            out = os.path.join(work, "-_" + name)
-            outcomes[name] = outcome_from_report(name, read_report(out), note, seconds.get(name, 0.0))
-    return outcomes
+    cmd = [cli, "op", "--quiet", "--trials", str(trials), "--seed", str(SEED), "--output", out,
+           "--store", os.path.join(work, name + ".db"), *extra, ref]
+    started = time.monotonic()
+    note = ""
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env, timeout=RUN_TIMEOUT_S)
+        note = "akg_cli exit %d: %s" % (proc.returncode, first_line(proc.stderr[-2000:]))
+    except subprocess.TimeoutExpired:
+        note = "akg_cli ran past %d s" % RUN_TIMEOUT_S
+    with open(os.path.join(work, name + ".cmd"), "w") as f:
+        f.write(" ".join(cmd) + "\n")
+    return outcome_from_report(name, read_report(out), note, time.monotonic() - started)
 
 
 def read_report(out: str) -> Optional[dict]:
@@ -235,7 +213,7 @@ def main() -> int:
     ap.add_argument("--write-expect", action="store_true", help="rewrite expect.json from this run")
     ap.add_argument("--rescan", action="store_true", help="read the reports in --work, run nothing")
     ap.add_argument("--results", default="", help="also write the outcomes as JSON to this file")
-    ap.add_argument("extra", nargs="*", help="after --: more akg_cli bench flags (the job flags of akg_cli op it shares)")
+    ap.add_argument("extra", nargs="*", help="after --: more akg_cli op flags")
     args = ap.parse_args()
 
     refs = sorted(os.path.join(REFS, f) for f in os.listdir(REFS) if f.endswith(".py"))
@@ -258,13 +236,15 @@ def main() -> int:
     if args.rescan:
         for r in refs:
             name = os.path.basename(r)[:-3]
-            outcomes[name] = outcome_from_report(name, read_report(os.path.join(work, "-_" + name)),
+            outcomes[name] = outcome_from_report(name, read_report(os.path.join(work, name)),
                                                  "no report in " + work, 0.0)
     else:
-        outcomes = run_all(args.akg_cli, refs, filters, work, args.trials, args.jobs, args.extra)
-        for r in refs:
-            o = outcomes[os.path.basename(r)[:-3]]
-            print("  %-32s %5.1f s  %s" % (o.name, o.seconds, o.cell()), flush=True)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            futures = [pool.submit(run_one, args.akg_cli, r, work, args.trials, args.extra) for r in refs]
+            for fut in concurrent.futures.as_completed(futures):
+                o = fut.result()
+                outcomes[o.name] = o
+                print("  %-32s %5.1f s  %s" % (o.name, o.seconds, o.cell()), flush=True)
     ordered = [outcomes[os.path.basename(r)[:-3]] for r in refs]
 
     expect: Dict[str, object] = {}
