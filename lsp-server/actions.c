@@ -77,7 +77,7 @@ static char *default_kernel(akg_lsp_server *s, const char *path, const char *bac
     return found;
 }
 
-static int kind_allowed(const cJSON *only, const char *kind)
+int akg_lsp_kind_allowed(const cJSON *only, const char *kind)
 {
     if (!cJSON_IsArray(only))
         return 1;
@@ -93,13 +93,18 @@ static int kind_allowed(const cJSON *only, const char *kind)
     return 0;
 }
 
-static void add_action(cJSON *list, const char *title, cJSON *command)
+void akg_lsp_add_action(cJSON *list, const char *title, const char *kind, cJSON *command)
 {
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "title", title);
-    cJSON_AddStringToObject(a, "kind", "source.akg");
+    cJSON_AddStringToObject(a, "kind", kind);
     cJSON_AddItemToObject(a, "command", command);
     cJSON_AddItemToArray(list, a);
+}
+
+static void add_action(cJSON *list, const char *title, cJSON *command)
+{
+    akg_lsp_add_action(list, title, "source.akg", command);
 }
 
 /* On a sketch linked to its reference: generate from it, per target. */
@@ -143,7 +148,7 @@ int akg_lsp_handle_code_action(akg_lsp_server *s, const cJSON *params, cJSON **r
     cJSON *list = cJSON_CreateArray();
     *result = list;
     if (doc->kind == AKG_LSP_DOC_SKETCH) {
-        if (kind_allowed(cJSON_GetObjectItemCaseSensitive(context, "only"), "source.akg"))
+        if (akg_lsp_kind_allowed(cJSON_GetObjectItemCaseSensitive(context, "only"), "source.akg"))
             sketch_actions(s, doc, list);
         return 0;
     }
@@ -151,7 +156,7 @@ int akg_lsp_handle_code_action(akg_lsp_server *s, const cJSON *params, cJSON **r
         akg_lsp_selection_actions(s, doc, range, cJSON_GetObjectItemCaseSensitive(context, "only"),
                                   list);
     if (!akg_lsp_is_reference(s, doc) || !doc->path ||
-        !kind_allowed(cJSON_GetObjectItemCaseSensitive(context, "only"), "source.akg"))
+        !akg_lsp_kind_allowed(cJSON_GetObjectItemCaseSensitive(context, "only"), "source.akg"))
         return 0;
     char title[160];
     const cJSON *t;
@@ -469,8 +474,7 @@ int akg_lsp_handle_execute_command(akg_lsp_server *s, const cJSON *params, cJSON
                              "no model_new.py next to %s and no earlier run to verify", t.path);
                 code = AKG_RPC_REQUEST_FAILED;
             } else {
-                code = answer_job(s, &t, "verifier_only", kernel, NULL, NULL, result, err,
-                                  errlen);
+                code = answer_job(s, &t, "verifier_only", kernel, NULL, NULL, result, err, errlen);
             }
             free(kernel);
         }

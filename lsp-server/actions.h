@@ -34,5 +34,10 @@ int akg_lsp_handle_execute_command(akg_lsp_server *s, const cJSON *params, cJSON
 
 /* A Command object {title, command, arguments: [argument]}; argument is taken. */
 cJSON *akg_lsp_command(const char *title, const char *command, cJSON *argument);
+/* 1 when the client's context.only (NULL or not an array: anything) admits kind, a kind being
+ * admitted by itself and by each of its prefixes at a '.' ("refactor" admits "refactor.akg"). */
+int akg_lsp_kind_allowed(const cJSON *only, const char *kind);
+/* Appends a CodeAction {title, kind, command} to list (takes command). */
+void akg_lsp_add_action(cJSON *list, const char *title, const char *kind, cJSON *command);
 
 #endif

@@ -380,36 +380,16 @@ static int read_range(akg_lsp_server *s, const akg_lsp_document *doc, const cJSO
     return 1;
 }
 
-static int kind_allowed(const cJSON *only, const char *kind)
-{
-    if (!cJSON_IsArray(only))
-        return 1;
-    const cJSON *k;
-    cJSON_ArrayForEach(k, only)
-    {
-        if (!cJSON_IsString(k))
-            continue;
-        size_t n = strlen(k->valuestring);
-        if (strncmp(kind, k->valuestring, n) == 0 && (kind[n] == '\0' || kind[n] == '.'))
-            return 1;
-    }
-    return 0;
-}
-
 static void add_action(cJSON *list, const char *title, cJSON *command)
 {
-    cJSON *a = cJSON_CreateObject();
-    cJSON_AddStringToObject(a, "title", title);
-    cJSON_AddStringToObject(a, "kind", "refactor.akg");
-    cJSON_AddItemToObject(a, "command", command);
-    cJSON_AddItemToArray(list, a);
+    akg_lsp_add_action(list, title, "refactor.akg", command);
 }
 
 void akg_lsp_selection_actions(akg_lsp_server *s, akg_lsp_document *doc, const cJSON *range,
                                const cJSON *only, cJSON *list)
 {
     akg_range r;
-    if (!doc->path || !kind_allowed(only, "refactor.akg") || !read_range(s, doc, range, &r))
+    if (!doc->path || !akg_lsp_kind_allowed(only, "refactor.akg") || !read_range(s, doc, range, &r))
         return;
     unsigned first, last;
     range_lines(r, &first, &last);

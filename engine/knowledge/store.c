@@ -646,6 +646,16 @@ static cJSON *cand_row(sqlite3_stmt *st)
     return o;
 }
 
+/* Every row st answers, each made by row, as an array (NULL when out of memory); finalizes st. */
+static cJSON *all_rows(sqlite3_stmt *st, cJSON *(*row)(sqlite3_stmt *))
+{
+    cJSON *arr = cJSON_CreateArray();
+    while (arr && sqlite3_step(st) == SQLITE_ROW)
+        cJSON_AddItemToArray(arr, row(st));
+    sqlite3_finalize(st);
+    return arr;
+}
+
 cJSON *akg_store_task_candidates(akg_store *store, const char *fingerprint, const char *judge,
                                  long long exclude_run, int limit)
 {
@@ -661,11 +671,7 @@ cJSON *akg_store_task_candidates(akg_store *store, const char *fingerprint, cons
     bind_text(st, 2, judge);
     sqlite3_bind_int64(st, 3, exclude_run);
     sqlite3_bind_int(st, 4, limit > 0 ? limit : 4096);
-    cJSON *arr = cJSON_CreateArray();
-    while (arr && sqlite3_step(st) == SQLITE_ROW)
-        cJSON_AddItemToArray(arr, cand_row(st));
-    sqlite3_finalize(st);
-    return arr;
+    return all_rows(st, cand_row);
 }
 
 cJSON *akg_store_candidate_get(akg_store *store, long long run_id, int step, void **library,
@@ -710,9 +716,5 @@ cJSON *akg_store_cached_runs(akg_store *store, const char *fingerprint, const ch
     bind_text(st, 1, fingerprint);
     bind_text(st, 2, judge);
     sqlite3_bind_int(st, 3, limit > 0 ? limit : 8);
-    cJSON *arr = cJSON_CreateArray();
-    while (arr && sqlite3_step(st) == SQLITE_ROW)
-        cJSON_AddItemToArray(arr, row_json(st));
-    sqlite3_finalize(st);
-    return arr;
+    return all_rows(st, row_json);
 }

@@ -264,6 +264,26 @@ int akg_mkdirs(const char *path, char *err, size_t errlen)
     return AKG_OK;
 }
 
+char *akg_run_dir_path(const char *dir, const char *reference_path, const char *dsl,
+                       const char *suffix)
+{
+    const char *stem = strrchr(reference_path, '/');
+    stem = stem ? stem + 1 : reference_path;
+    char name[256];
+    snprintf(name, sizeof name, "%s", stem);
+    char *dot = strrchr(name, '.');
+    if (dot)
+        *dot = '\0';
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    char ts[32];
+    strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tm);
+    char rel[1024];
+    snprintf(rel, sizeof rel, "%s/%s_%s_%s%s", dir, name, dsl, ts, suffix ? suffix : "");
+    return akg_abspath(rel);
+}
+
 char *akg_abspath(const char *path)
 {
     char cwd[PATH_MAX];

@@ -223,22 +223,9 @@ static int ensure_out_dir(akg_job *j)
         j->out_dir = akg_strdup(j->output_dir_opt);
     } else {
         const char *log_dir = akg_config_string(j->config, "log_dir", "akg_output");
-        const char *stem = strrchr(j->reference_path, '/');
-        stem = stem ? stem + 1 : j->reference_path;
-        char name[256];
-        snprintf(name, sizeof name, "%s", stem);
-        char *dot = strrchr(name, '.');
-        if (dot)
-            *dot = '\0';
-        time_t t = time(NULL);
-        struct tm tm;
-        localtime_r(&t, &tm);
-        char ts[32];
-        strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tm);
-        char rel[1024];
-        snprintf(rel, sizeof rel, "%s/%s_%s_%s_%lld", log_dir, name, j->dsl, ts,
-                 j->id > 0 ? j->id : -j->id);
-        j->out_dir = akg_abspath(rel);
+        char id[32];
+        snprintf(id, sizeof id, "_%lld", j->id > 0 ? j->id : -j->id);
+        j->out_dir = akg_run_dir_path(log_dir, j->reference_path, j->dsl, id);
     }
     char err[512];
     if (!j->out_dir) {

@@ -163,20 +163,7 @@ static char *out_dir_for(const akg_cache_request *req)
 {
     if (req->output_dir)
         return akg_abspath(req->output_dir);
-    const char *stem = base_name(req->reference_path);
-    char name[256];
-    snprintf(name, sizeof name, "%s", stem);
-    char *dot = strrchr(name, '.');
-    if (dot)
-        *dot = '\0';
-    time_t t = time(NULL);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    char ts[32];
-    strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tm);
-    char rel[1024];
-    snprintf(rel, sizeof rel, "akg_output/%s_%s_%s_cached", name, req->dsl, ts);
-    return akg_abspath(rel);
+    return akg_run_dir_path("akg_output", req->reference_path, req->dsl, "_cached");
 }
 
 /* Writes the candidate's files into dir under the names the source report used; rewrites the

@@ -88,6 +88,10 @@ int akg_write_file(const char *path, const char *data, size_t len, char *err, si
 int akg_mkdirs(const char *path, char *err, size_t errlen);
 /* Returns a malloc'd absolute, normalised form of path (the file need not exist). */
 char *akg_abspath(const char *path);
+/* A new run folder's absolute path: dir/<reference stem>_<dsl>_<local time YYYYmmdd-HHMMSS><suffix>
+ * (suffix may be ""); malloc'd, NULL when out of memory. */
+char *akg_run_dir_path(const char *dir, const char *reference_path, const char *dsl,
+                       const char *suffix);
 /* A malloc'd copy of s (NULL stays NULL). */
 char *akg_strdup(const char *s);
 /* Hex SHA-256 of data into out[65]. */
