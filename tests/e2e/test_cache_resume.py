@@ -19,7 +19,7 @@ import subprocess
 import time
 import unittest
 
-from akgtest import CLI, REFS, SOURCE, CliTest
+from akgtest import CLI, REFS, SOURCE, CliTest, wait_for_candidates
 
 RELU = os.path.join(REFS, "relu.py")
 SKETCH = os.path.join(SOURCE, "tests", "fixtures", "sketches", "relu.sketch")
@@ -47,17 +47,8 @@ class ResumeTest(CliTest):
         proc = subprocess.Popen([CLI, "op", *SEARCH, *BRIEF, "--output", out, RELU],
                                 cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
-        lines, finished = [], 0
-        deadline = time.time() + 300
         try:
-            for line in proc.stderr:
-                lines.append(line)
-                if re.search(r"search  evolve: candidate \d+/\d+", line):
-                    finished += 1
-                    if finished == 2:
-                        break
-                if time.time() > deadline:
-                    break
+            finished, lines = wait_for_candidates(proc, 2, 300)
             self.assertEqual(finished, 2, "".join(lines[-40:]))
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate(timeout=60)

@@ -10,41 +10,15 @@ CLI's output."""
 import json
 import os
 import re
-import secrets
 import sqlite3
-import subprocess
-import sys
 import unittest
 import urllib.request
 
-from akgtest import REFS, SOURCE, CliTest
-
-SERVER = os.path.join(SOURCE, "tests", "providers", "replay_server.py")
+from akgtest import REFS, ReplayTest
 
 
-class OpenAIProviderTest(CliTest):
-    def setUp(self):
-        super().setUp()
-        self.server = subprocess.Popen([sys.executable, SERVER], stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, text=True)
-        line = self.server.stdout.readline()
-        self.assertTrue(line.startswith("PORT "), line)
-        self.port = int(line.split()[1])
-        self.key = "sk-replay-" + secrets.token_hex(16)
-        self.tag = "relu" + secrets.token_hex(4)
-        home = os.path.join(self.dir, "home")
-        os.makedirs(home)
-        # no settings file of the user's: the environment alone points at the server
-        self.env.update(HOME=home, AKG_AGENTS_API_KEY=self.key,
-                        AKG_AGENTS_MODEL_NAME="replay-coder-7b",
-                        AKG_AGENTS_BASE_URL="http://127.0.0.1:%d/script-relu/%s/v1"
-                        % (self.port, self.tag))
-
-    def tearDown(self):
-        self.server.stdin.close()
-        self.server.wait(timeout=10)
-        self.server.stdout.close()
-        super().tearDown()
+class OpenAIProviderTest(ReplayTest):
+    scenario = "script-relu"
 
     def stats(self):
         with urllib.request.urlopen("http://127.0.0.1:%d/stats/%s" % (self.port, self.tag),

@@ -14,10 +14,9 @@ import re
 import signal
 import sqlite3
 import subprocess
-import time
 import unittest
 
-from akgtest import CLI, REFS, SOURCE, CliTest
+from akgtest import CLI, REFS, SOURCE, CliTest, wait_for_candidates
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RELU = os.path.join(REFS, "relu.py")
@@ -171,18 +170,8 @@ class SearchTest(CliTest):
              "--parallel-num", "4", *BRIEF, "--output", out, RELU],
             cwd=self.dir, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             start_new_session=True)
-        finished = 0
-        lines = []
-        deadline = time.time() + 400
         try:
-            for line in proc.stderr:
-                lines.append(line)
-                if re.search(r"search  evolve: candidate \d+/\d+", line):
-                    finished += 1
-                    if finished == 2:
-                        break
-                if time.time() > deadline:
-                    break
+            finished, lines = wait_for_candidates(proc, 2, 400)
             self.assertEqual(finished, 2, "".join(lines[-40:]))
             # SIGINT: what Ctrl-C sends to the terminal's group
             os.killpg(proc.pid, sig)

@@ -7,39 +7,16 @@ the store's copy of it must still show the three requests: each one's outcome, t
 was asked last and what the model answered, with the API key in none of it."""
 import json
 import os
-import secrets
 import sqlite3
-import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from akgtest import REFS, SOURCE, CliTest  # noqa: E402
-
-SERVER = os.path.join(SOURCE, "tests", "providers", "replay_server.py")
+from akgtest import REFS, ReplayTest  # noqa: E402
 
 
-class TranscriptTest(CliTest):
-    def setUp(self):
-        super().setUp()
-        self.server = subprocess.Popen([sys.executable, SERVER], stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, text=True)
-        line = self.server.stdout.readline()
-        self.assertTrue(line.startswith("PORT "), line)
-        self.port = int(line.split()[1])
-        self.key = "sk-replay-" + secrets.token_hex(16)
-        home = os.path.join(self.dir, "home")
-        os.makedirs(home)
-        self.env.update(HOME=home, AKG_AGENTS_API_KEY=self.key,
-                        AKG_AGENTS_MODEL_NAME="replay-coder-7b",
-                        AKG_AGENTS_BASE_URL="http://127.0.0.1:%d/script-nosketch/%s/v1"
-                        % (self.port, secrets.token_hex(4)))
-
-    def tearDown(self):
-        self.server.stdin.close()
-        self.server.wait(timeout=10)
-        self.server.stdout.close()
-        super().tearDown()
+class TranscriptTest(ReplayTest):
+    scenario = "script-nosketch"
 
     def test_failed_design_keeps_the_transcript(self):
         p, report = self.op(os.path.join(REFS, "relu.py"), "--provider", "openai",
