@@ -109,6 +109,11 @@ int akg_suite_check_profile_env(const cJSON *record_env, const cJSON *profile_en
 {
     if (!record_env || !profile_env)
         return AKG_OK;
+    /* the CPU's threads, OpenBLAS core type and BLAS library bear on CPU timings only: a profile
+     * on a GPU (its env's device "cuda:N") is timed by the device, whatever the host's pools do */
+    const char *device = jstr(profile_env, "device");
+    if (device && !strncmp(device, "cuda", 4))
+        return AKG_OK;
     double threads = jnum(profile_env, "threads");
     double want_threads = jnum(record_env, "threads");
     const char *core = jstr(profile_env, "coretype");

@@ -166,6 +166,10 @@ static void test_profile_env(void)
     set_str_at(perf, "blas_library", "/lib/libmkl_rt.so");
     CHECK(akg_suite_check_profile_env(env, perf, note, sizeof note) == AKG_EINVAL);
     CHECK_STR(note, "timed with BLAS /lib/libmkl_rt.so, the record says /lib/libopenblasp.so");
+    /* on a GPU the host's pools and BLAS do not time the kernel: the same env passes */
+    cJSON_AddStringToObject(perf, "device", "cuda:0");
+    set_str_at(perf, "coretype", NULL);
+    CHECK(akg_suite_check_profile_env(env, perf, note, sizeof note) == AKG_OK);
     cJSON_Delete(perf);
     cJSON_Delete(env);
 }

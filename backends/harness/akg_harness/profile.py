@@ -60,6 +60,14 @@ BATCH_BYTES = 256 << 20
 # Outputs of many megabytes written cold cost memory-bound kernels 20-50% on this kind of machine
 # (bench/judge-check/README.md); a batch's outputs are kept within about a core's share of cache.
 KEEP_BYTES = 4 << 20
+# On a GPU neither the cores' caches nor the host's memory bound a batch: each call's inputs are
+# copied to the device before the batch and its outputs read after it, untimed. A batch of one call
+# there is timed mostly by the launch, the synchronisation and the pipe (0.25 ms against a 0.08 ms
+# kernel on an H200), so batches are longer, within device memory the kept outputs and input copies
+# of several workers' children fit in.
+BATCH_MS_GPU = 8.0
+BATCH_BYTES_GPU = 6 << 30
+KEEP_BYTES_GPU = 2 << 30
 MIN_BATCHES = 5
 MIN_SAMPLED = 3
 # CPU time the child may spend outside its timed batches. Between batches (after its last answer,
@@ -368,12 +376,14 @@ class KernelTimer:
         return per_call / 1e6
 
 
-def _pick_batch(est_ms: float, in_bytes: int, out_bytes: int, most: int = 0) -> int:
+def _pick_batch(est_ms: float, in_bytes: int, out_bytes: int, most: int = 0, gpu: bool = False) -> int:
     """Calls per batch: enough for BATCH_MS of work, within BATCH_BYTES of inputs and outputs and
-    KEEP_BYTES of outputs kept alive."""
-    k = int(BATCH_MS / max(est_ms, 1e-3)) + 1
+    KEEP_BYTES of outputs kept alive (on a GPU: the _GPU limits)."""
+    batch_ms, batch_bytes, keep_bytes = ((BATCH_MS_GPU, BATCH_BYTES_GPU, KEEP_BYTES_GPU) if gpu
+                                         else (BATCH_MS, BATCH_BYTES, KEEP_BYTES))
+    k = int(batch_ms / max(est_ms, 1e-3)) + 1
     per_call = max(in_bytes + 2 * out_bytes, 1)
-    k = min(k, most or MAX_BATCH, max(1, BATCH_BYTES // per_call), max(1, KEEP_BYTES // max(out_bytes, 1)))
+    k = min(k, most or MAX_BATCH, max(1, batch_bytes // per_call), max(1, keep_bytes // max(out_bytes, 1)))
     return max(k, 1)
 
 
@@ -417,6 +427,9 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
     est_ref = 0.0
     try:
         rt = KernelTimer(pair, bases, env, atol, rtol, reference=reference_child(pair, seed, judge), expect=kt.expect)
+        # a side's first call pays for lazy set-up (a GPU's libraries, a JIT, a thread pool):
+        # it would pass for the call's time and shrink the batches to one call
+        rt.batch(1)
         est_ref = rt.batch(1)
         kt.copy_reference = rt
     except HarnessError as err:
@@ -425,17 +438,21 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
         ref_timing = f"judge (the reference did not run in a child: {err.error_class}: {err.detail[:300]})"
     # verification-style calls first, as many as chance says: a kernel cannot count its way to
     # the timed calls
-    pre = kt.rng.randint(1, 4)
-    est = min(kt.batch(1, check=[0]) for _ in range(pre))
+    pre = kt.rng.randint(2, 5)
+    est = min(kt.batch(1, check=[0]) for _ in range(pre))  # the min: the first call's set-up is dropped
     # one batch of PROBE_BATCH calls measures the call better than single calls can (the call
     # overhead's jitter is of the order of a small kernel)
-    probe = _pick_batch(est, kt.in_bytes, kt.out_bytes, PROBE_BATCH)
-    est = max(kt.batch(probe), est / 4 if probe == 1 else 0.0)
-    k = _pick_batch(est, kt.in_bytes, kt.out_bytes)
+    probe = _pick_batch(est, kt.in_bytes, kt.out_bytes, PROBE_BATCH, env.is_cuda)
+    # on a GPU the first batch of that size also grows the caching allocator by its outputs and
+    # input copies (cudaMalloc): a second probe times the calls alone
+    probes = 2 if env.is_cuda and probe > 1 else 1
+    est = max(min(kt.batch(probe) for _ in range(probes)), est / 4 if probe == 1 else 0.0)
+    k = _pick_batch(est, kt.in_bytes, kt.out_bytes, gpu=env.is_cuda)
     if rt is not None:
         # both sides in batches of the same size; a slow reference shortens them
-        probe_ref = _pick_batch(est_ref, kt.in_bytes, kt.out_bytes, PROBE_BATCH)
-        est_ref = max(rt.batch(probe_ref), est_ref / 4 if probe_ref == 1 else 0.0)
+        probe_ref = _pick_batch(est_ref, kt.in_bytes, kt.out_bytes, PROBE_BATCH, env.is_cuda)
+        probes = 2 if env.is_cuda and probe_ref > 1 else 1
+        est_ref = max(min(rt.batch(probe_ref) for _ in range(probes)), est_ref / 4 if probe_ref == 1 else 0.0)
         k = max(1, min(k, int(REF_BATCH_MS / max(est_ref, 1e-3))))
     else:
         # at least as many timed calls per batch as the judge's reference block has

@@ -127,3 +127,23 @@ class ProfileTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BatchSizeTest(unittest.TestCase):
+    """How many calls a timed batch holds (profile._pick_batch)."""
+
+    def test_gpu_batches_amortise_the_launch_and_the_pipe(self) -> None:
+        from akg_harness.profile import BATCH_MS_GPU, _pick_batch
+        mib = 1 << 20
+        # an elementwise op on 128 MiB at 0.09 ms a call: on a CPU the kept outputs stay within
+        # the cache's share (one call a batch); on a GPU a batch holds many calls, within the
+        # device memory its outputs (2 GiB) and input copies may take
+        self.assertEqual(_pick_batch(0.09, 128 * mib, 128 * mib), 1)
+        k = _pick_batch(0.09, 128 * mib, 128 * mib, gpu=True)
+        self.assertEqual(k, 16)
+        self.assertGreater(k * 0.09, 1.0)
+        # a small GPU kernel: the batch is BATCH_MS_GPU of calls, at most MAX_BATCH
+        self.assertEqual(_pick_batch(0.5, mib, mib, gpu=True), int(BATCH_MS_GPU / 0.5) + 1)
+        self.assertEqual(_pick_batch(0.001, 4, 4, gpu=True), 256)
+        # the probe's bound still holds
+        self.assertEqual(_pick_batch(0.001, 4, 4, 16, True), 16)

@@ -28,6 +28,11 @@ if [ -z "$cli" ]; then
     export LD_LIBRARY_PATH
   fi
 fi
+# a bundle's binary (devbundle/bin/akg_cli, however it was named) needs the bundle's libraries
+if [ -n "$cli" ] && [ -d "$(dirname "$cli")/../lib" ]; then
+  LD_LIBRARY_PATH="$(cd "$(dirname "$cli")/../lib" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LD_LIBRARY_PATH
+fi
 py=${AKG_PYTHON:-}
 [ -z "$py" ] && [ -x "$root/.venv-torch2/bin/python" ] && py=$root/.venv-torch2/bin/python
 [ -z "$py" ] && py=python3
