@@ -128,6 +128,7 @@ class CallResult:
     cpu_handling: int = 0             # child CPU spent preparing the call and describing outputs
     settle_ns: int = 0                # judge-measured wall time of the untimed settling calls
     copy_ns: int = 0                  # on a GPU: judge-measured, "done" to "copied" (outputs to the host)
+    copied: int = 0                   # ... of how many calls' outputs (the checked ones, else one)
 
 
 class CandidateProcess:
@@ -614,7 +615,7 @@ class CandidateProcess:
         cpu1 = self.cgroup.cpu_ns()
         if not msg.get("done"):
             raise self._kernel_error(msg, RUNTIME_ERROR)
-        copy_ns = 0
+        copy_ns, copied = 0, 0
         if msg.get("copy") is True and not null:
             # on a GPU the outputs reach the host after "done": the judge times that phase apart
             # (the kernel's profile is charged what it takes beyond the reference's copy of as
@@ -622,6 +623,11 @@ class CandidateProcess:
             if not self.device.startswith("cuda"):
                 raise HarnessError(RUNTIME_ERROR, "the kernel's process asked for a copy phase on a CPU: "
                                    "it does not follow the child protocol", where="kernel")
+            # the outputs the judge reads come to the host: the checked calls', else the last
+            # call's (the phase is then timed on both sides alike); the rest stay on the device
+            wanted = sorted(check) if check else [len(batch) - 1]
+            self._send({"copy": wanted}, deadline=deadline)
+            copied = len(wanted)
             msg = self._recv(deadline, f"copying the outputs of {what} to the host")
             copy_ns = time.perf_counter_ns() - t1
             if not msg.get("done"):
@@ -660,7 +666,7 @@ class CandidateProcess:
         handling = (cpu_end - cpu_begin) - cpu - settle_cpu if measured else 0
         return CallResult(outs=outs, wall_ns=t1 - t0, cpu_ns=cpu, cpu_begin=cpu_begin if measured else None,
                           cpu_end=cpu_end if measured else None, cpu_handling=handling, settle_ns=settle_ns,
-                          copy_ns=copy_ns)
+                          copy_ns=copy_ns, copied=copied)
 
     def _outputs(self, descs: Any, ptrs: List[Any], at_done: List[bytes]) -> List[Any]:
         """Tensors built from the bytes read at "done" (re-read at the described size when the

@@ -89,11 +89,13 @@ BACKGROUND_PER_CALL_NS = 100_000
 # ... and on a GPU, per byte of a call's inputs, their copy to the device before "ready" (2 ns a
 # byte: 0.5 GB/s, far below any host-to-device link)
 BACKGROUND_GPU_COPY_NS_PER_BYTE = 2
-# On a GPU a timed batch ends when its calls are done on the device; the outputs then reach the
-# host (for the judge to read) in a phase the judge times apart. The kernel is charged what its copy
-# takes beyond COPY_SLACK times the reference's copy of the same outputs (per call, median) plus
-# COPY_ALLOWANCE_NS a batch: work deferred from the calls into the copy is paid for. Without a
-# reference child, the allowance is BACKGROUND_GPU_COPY_NS_PER_BYTE a byte.
+# On a GPU a timed batch ends when its calls are done on the device; then the outputs the judge
+# reads (the checked calls', else the last call's, named only after "done") reach the host in a
+# phase the judge times apart; the others stay on the device (copying a batch's gigabytes to
+# pageable memory took longer than the batch and its noise was charged as excess). The kernel is
+# charged what its copy takes beyond COPY_SLACK times the reference's copy of the same outputs (per
+# copied call, median) plus COPY_ALLOWANCE_NS a batch: work deferred from the calls into the copy
+# is paid for. Without a reference child, the allowance is BACKGROUND_GPU_COPY_NS_PER_BYTE a byte.
 COPY_SLACK = 1.5
 COPY_ALLOWANCE_NS = 200_000
 SUSPICIOUS_SPEEDUP = 10.0
@@ -284,7 +286,7 @@ class KernelTimer:
         self.copy_reference: Optional["KernelTimer"] = None  # whose copies set the allowance
 
     def copy_allowed(self, k: int) -> int:
-        """Nanoseconds a batch of ``k`` calls may spend copying its outputs to the host."""
+        """Nanoseconds a batch may spend copying ``k`` calls' outputs to the host."""
         ref = self.copy_reference
         if ref is not None and ref.copy_per_call:
             ordered = sorted(ref.copy_per_call)
@@ -346,10 +348,10 @@ class KernelTimer:
             self._check(variants[b][0], variants[b][1], result.outs[b], self.calls + b)
             self.checked += 1
         wall = result.wall_ns
-        if result.copy_ns:
-            self.copy_per_call.append(result.copy_ns / k)
+        if result.copy_ns and result.copied:
+            self.copy_per_call.append(result.copy_ns / result.copied)
             if not self.reference:
-                excess = max(0, result.copy_ns - self.copy_allowed(k))
+                excess = max(0, result.copy_ns - self.copy_allowed(result.copied))
                 self.copy_charged += excess
                 wall += excess
         per_call = max(wall - self.child.delta_ns, 0) / k
