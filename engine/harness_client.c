@@ -46,6 +46,7 @@ struct akg_harness_req {
     void *progress_user;
     proc_inst *inst; /* set while running */
     akg_harness_req *next, *prev;
+    double submitted_ms, started_ms; /* akg_now_ms at submit and when a worker took it (0: never) */
 };
 
 enum { W_STARTING, W_IDLE, W_BUSY, W_DEAD };
@@ -88,8 +89,16 @@ static void pump(akg_harness *pool);
 
 /* ---------- answers ---------- */
 
-static void answer(akg_harness_req *req, const cJSON *ans)
+/* Every answer says how long its request waited for a worker (queued_s: a profile also waits
+ * until its device is idle) and how long the worker took (ran_s), as the engine measured them. */
+static void answer(akg_harness_req *req, cJSON *ans)
 {
+    double now = akg_now_ms();
+    double started = req->started_ms > 0 ? req->started_ms : now;
+    cJSON_DeleteItemFromObject(ans, "queued_s");
+    cJSON_DeleteItemFromObject(ans, "ran_s");
+    cJSON_AddNumberToObject(ans, "queued_s", (started - req->submitted_ms) / 1000.0);
+    cJSON_AddNumberToObject(ans, "ran_s", (now - started) / 1000.0);
     akg_harness_cb cb = req->cb;
     void *user = req->user;
     cJSON_Delete(req->request);
@@ -640,6 +649,7 @@ static void pump(akg_harness *pool)
         if (w->state != W_IDLE || !may_start_on(pool, s, pool->queue_head))
             continue;
         akg_harness_req *r = queue_pop(pool);
+        r->started_ms = akg_now_ms();
         w->current = r;
         r->inst = w;
         w->state = W_BUSY;
@@ -716,6 +726,7 @@ int akg_harness_submit(akg_harness *pool, cJSON *request, double timeout_s, akg_
     r->timeout_s = timeout_s > 0 ? timeout_s : 300;
     r->cb = cb;
     r->user = user;
+    r->submitted_ms = akg_now_ms();
     cJSON_DeleteItemFromObject(request, "id");
     cJSON_AddNumberToObject(request, "id", (double)r->id);
     r->prev = pool->queue_tail;

@@ -111,6 +111,9 @@ struct akg_job {
     cJSON *feedback;     /* the last failure, routed by the Conductor */
     cJSON *verify;       /* last verify answer */
     cJSON *profile;      /* last profile answer */
+    /* per harness op ("verify", "profile", ...): {"requests", "queued_s", "ran_s"} summed over
+     * the job's requests (the pool's timings: waiting for a worker or an idle device, running) */
+    cJSON *harness_times;
     cJSON *candidates;   /* array of candidate summaries */
     cJSON *tried;        /* the sketch texts designed so far (strings), for the Designer */
     /* the fastest verified candidate kept while other designs are tried: its step, speedup,

@@ -269,13 +269,40 @@ typedef void (*answer_fn)(akg_job *j, const cJSON *ans);
 typedef struct {
     akg_job *job;
     answer_fn fn;
+    char op[32];
 } req_ctx;
+
+/* Adds one answer's pool timings (queued_s, ran_s) to the job's harness_times under its op. */
+static void add_harness_time(akg_job *j, const char *op, const cJSON *ans)
+{
+    if (!j->harness_times && !(j->harness_times = cJSON_CreateObject()))
+        return;
+    cJSON *t = cJSON_GetObjectItem(j->harness_times, op);
+    if (!t) {
+        t = cJSON_AddObjectToObject(j->harness_times, op);
+        if (!t)
+            return;
+        cJSON_AddNumberToObject(t, "requests", 0);
+        cJSON_AddNumberToObject(t, "queued_s", 0);
+        cJSON_AddNumberToObject(t, "ran_s", 0);
+    }
+    static const char *const keys[] = {"queued_s", "ran_s"};
+    cJSON *n = cJSON_GetObjectItem(t, "requests");
+    cJSON_SetNumberValue(n, n->valuedouble + 1);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *v = cJSON_GetObjectItem(ans, keys[i]);
+        cJSON *sum = cJSON_GetObjectItem(t, keys[i]);
+        if (cJSON_IsNumber(v) && sum)
+            cJSON_SetNumberValue(sum, sum->valuedouble + v->valuedouble);
+    }
+}
 
 static void on_answer(const cJSON *ans, void *user)
 {
     req_ctx *c = user;
     akg_job *j = c->job;
     answer_fn fn = c->fn;
+    add_harness_time(j, c->op, ans);
     free(c);
     j->hreq = NULL;
     if (j->cancelled) {
@@ -307,6 +334,12 @@ static void log_unverified(akg_job *j)
     emit_log(j, AKG_LOG_INFO, msg);
 }
 
+static const char *ans_op(const cJSON *req)
+{
+    const char *op = cJSON_GetStringValue(cJSON_GetObjectItem(req, "op"));
+    return op ? op : "request";
+}
+
 /* Sends req to the harness pool of the job's device kind. */
 static void submit(akg_job *j, cJSON *req, answer_fn fn)
 {
@@ -328,6 +361,7 @@ static void submit(akg_job *j, cJSON *req, answer_fn fn)
     }
     c->job = j;
     c->fn = fn;
+    snprintf(c->op, sizeof c->op, "%s", ans_op(req));
     if (akg_harness_submit(pool, req, j->verify_timeout_s, on_answer, c, &j->hreq) != AKG_OK) {
         free(c);
         j->hreq = NULL;

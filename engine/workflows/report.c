@@ -134,6 +134,10 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
     cJSON_AddNumberToObject(r, "attempts", j->attempt);
     cJSON_AddNumberToObject(r, "max_step", j->max_step);
     cJSON_AddNumberToObject(r, "elapsed_s", (akg_now_ms() - j->started_ms) / 1000.0);
+    /* where the time went in the harness: per op, waiting for a worker (or, for a profile, an
+     * idle device) and running there */
+    if (j->harness_times)
+        cJSON_AddItemToObject(r, "harness_times", cJSON_Duplicate(j->harness_times, 1));
     if (j->verify) {
         cJSON *c = cJSON_AddObjectToObject(r, "correctness");
         cJSON_AddBoolToObject(c, "passed", cJSON_IsTrue(cJSON_GetObjectItem(j->verify, "ok")));

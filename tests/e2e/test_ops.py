@@ -63,6 +63,14 @@ class OpsTest(CliTest):
         self.assertAlmostEqual(perf["speedup"], perf["ref_ms"] / perf["kernel_ms"], places=3)
         for key in ("sketch", "kernel", "model_new", "report"):
             self.assertTrue(os.path.exists(report["paths"][key]), key)
+        # where the harness time went: a request per candidate and op, its wait and its run
+        times = report["harness_times"]
+        for op in ("probe", "verify", "profile"):
+            self.assertGreaterEqual(times[op]["requests"], 1, times)
+            self.assertGreater(times[op]["ran_s"], 0.0, times)
+            self.assertGreaterEqual(times[op]["queued_s"], 0.0, times)
+        self.assertEqual(times["verify"]["requests"], len(report["candidates"]), times)
+        self.assertLess(sum(t["ran_s"] for t in times.values()), report["elapsed_s"], times)
         # progress went to stderr, one line per stage
         for stage in ("probe", "design", "code", "build", "verify", "profile"):
             self.assertIn("[akg] " + stage, p.stderr)
