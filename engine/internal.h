@@ -114,8 +114,8 @@ struct akg_job {
     /* per harness op ("verify", "profile", ...): {"requests", "queued_s", "ran_s"} summed over
      * the job's requests (the pool's timings: waiting for a worker or an idle device, running) */
     cJSON *harness_times;
-    cJSON *candidates;   /* array of candidate summaries */
-    cJSON *tried;        /* the sketch texts designed so far (strings), for the Designer */
+    cJSON *candidates; /* array of candidate summaries */
+    cJSON *tried;      /* the sketch texts designed so far (strings), for the Designer */
     /* the fastest verified candidate kept while other designs are tried: its step, speedup,
      * verify and profile answers, design, sketch text, snapshot folder and file names */
     cJSON *best;
