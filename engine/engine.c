@@ -430,6 +430,7 @@ static void job_free(akg_job *j)
     cJSON_Delete(j->verify);
     cJSON_Delete(j->profile);
     cJSON_Delete(j->harness_times);
+    cJSON_Delete(j->code_info);
     cJSON_Delete(j->candidates);
     cJSON_Delete(j->tried);
     cJSON_Delete(j->best);

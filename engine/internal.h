@@ -114,6 +114,7 @@ struct akg_job {
     /* per harness op ("verify", "profile", ...): {"requests", "queued_s", "ran_s"} summed over
      * the job's requests (the pool's timings: waiting for a worker or an idle device, running) */
     cJSON *harness_times;
+    cJSON *code_info; /* the last Coder answer's provenance (a model's requests, tokens), or NULL */
     cJSON *candidates; /* array of candidate summaries */
     cJSON *tried;      /* the sketch texts designed so far (strings), for the Designer */
     /* the fastest verified candidate kept while other designs are tried: its step, speedup,

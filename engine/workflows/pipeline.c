@@ -1079,6 +1079,10 @@ static void on_coded(akg_code_answer *a, void *user)
 {
     akg_job *j = user;
     j->pop = NULL;
+    if (a->provenance) { /* what the Coder's model was asked and answered, failed or not */
+        cJSON_Delete(j->code_info);
+        j->code_info = cJSON_Duplicate(a->provenance, 1);
+    }
     if (j->cancelled || a->status == AKG_ECANCELED) {
         job_finish(j, AKG_JOB_CANCELLED, "cancelled", "cancelled");
         return;

@@ -260,6 +260,8 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
     }
     if (j->design_info)
         cJSON_AddItemToObject(r, "design", cJSON_Duplicate(j->design_info, 1));
+    if (j->code_info) /* a model wrote the kernel: its requests and tokens, as for the design */
+        cJSON_AddItemToObject(r, "code", cJSON_Duplicate(j->code_info, 1));
     if (j->probe) {
         cJSON *t = cJSON_AddObjectToObject(r, "task");
         static const char *keys[] = {"inputs",  "init_inputs", "params",

@@ -138,6 +138,14 @@ class OpenAIProviderTest(ReplayTest):
         coder = st["bodies"][1]["messages"]
         self.assertIn("You are the Coder", coder[0]["content"])
         self.assertIn("no bind: section", coder[-1]["content"])
+        # the report says what writing the kernel cost, as it does for the design
+        code = report["code"]
+        self.assertEqual((code["agent"], code["model"], code["source"]), ("coder", "replay-coder-7b", "openai"))
+        self.assertEqual(len(code["requests"]), 1, code)
+        self.assertEqual(code["requests"][0]["outcome"], "ok", code)
+        self.assertGreater(code["completion_tokens"], 0, code)
+        self.assertEqual(code["completion_tokens"], code["requests"][0]["completion_tokens"], code)
+        self.assertEqual(report["design"]["agent"], "designer")
         run = os.path.join(self.dir, "run")
         with open(os.path.join(run, "model_new.py")) as f:
             model_new = f.read()

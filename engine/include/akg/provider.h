@@ -86,6 +86,8 @@ typedef struct {
     int status;              /* AKG_OK, AKG_ECANCELED, or why the sketch could not be lowered */
     const char *message;     /* failure: for a person */
     akg_kernel_files *files; /* success: the callback may take the strings (see above) */
+    const cJSON *provenance; /* how it was written (a model's requests, tokens), success or not;
+                                NULL for a rule-based lowering; the report's "code" */
 } akg_code_answer;
 
 typedef void (*akg_design_cb)(const akg_design_answer *answer, void *user);

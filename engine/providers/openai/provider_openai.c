@@ -118,7 +118,7 @@ static void code_fail(oa_work *w, int status, const char *msg)
     akg_provider_op *op = take_op(w);
     if (!op)
         return;
-    akg_code_answer a = {.status = status, .message = msg};
+    akg_code_answer a = {.status = status, .message = msg, .provenance = w->provenance};
     akg_provider_complete_code(op, &a);
 }
 
@@ -569,12 +569,13 @@ static void code_answered(oa_work *w, const akg_openai_answer *a)
     if (!files.kernel_source || !files.kernel_filename || !files.model_new_source) {
         akg_kernel_files_free(&files);
         if (op) {
-            akg_code_answer fa = {.status = AKG_ENOMEM, .message = "out of memory"};
+            akg_code_answer fa = {
+                .status = AKG_ENOMEM, .message = "out of memory", .provenance = w->provenance};
             akg_provider_complete_code(op, &fa);
         }
         return;
     }
-    akg_code_answer ans = {.status = AKG_OK, .files = &files};
+    akg_code_answer ans = {.status = AKG_OK, .files = &files, .provenance = w->provenance};
     if (op)
         akg_provider_complete_code(op, &ans);
     akg_kernel_files_free(&files);
