@@ -1,5 +1,9 @@
 /*
  * config.c: YAML settings into cJSON (see akg/config.h).
+ *
+ * A backend's config is checked where a section has a schema: the search workflows' evolve: and
+ * adaptive_search: (workflows/search_settings.c), so every reader of the file sees checked
+ * values and a wrong one is reported once, by file, key and range, when the file is loaded.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -7,6 +11,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "../workflows/search_settings.h"
 #include "akg/akg.h"
 #include "akg/config.h"
 
@@ -212,5 +217,14 @@ int akg_backend_config_load(const char *backend, const char *dsl, cJSON **out, c
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/backends/%s/%s/config.yaml", akg_data_dir(), backend, dsl);
-    return akg_yaml_load(path, out, err, errlen);
+    int rc = akg_yaml_load(path, out, err, errlen);
+    if (rc)
+        return rc;
+    /* the sections with a schema: a bad value fails here, before any job runs with it */
+    rc = akg_search_settings_check(*out, path, err, errlen);
+    if (rc) {
+        cJSON_Delete(*out);
+        *out = NULL;
+    }
+    return rc;
 }

@@ -41,9 +41,10 @@
  * be the one its genome gives now): the islands, rounds, curve and best are rebuilt as if it
  * had just run, and proposals go on from there. A resumed best's files come from the store.
  *
- * Settings: the DSL config's `evolve:` and `adaptive_search:` sections (the names above), then
- * the job's options (akg_cli op --max-rounds, --parallel-num, --num-islands,
- * --max-total-tasks), else the original's defaults.
+ * Settings (search_settings.c): the original's defaults, over them the DSL config's `evolve:`
+ * and `adaptive_search:` sections (the names above, checked when the config was loaded), over
+ * those the job's options (akg_cli op --max-rounds, --parallel-num, --num-islands,
+ * --max-total-tasks).
  */
 #include "search.h"
 
@@ -52,11 +53,11 @@
 #include <string.h>
 
 #include "akg/akg.h"
-#include "akg/config.h"
 #include "akg/sketch.h"
 #include "akg/store.h"
 #include "search_moves.h"
 #include "search_rules.h"
+#include "search_settings.h"
 
 #define SEARCH_MAX_CANDIDATES 4096
 #define SEARCH_REDRAWS 32
@@ -124,13 +125,6 @@ void akg__search_free(akg_job *j)
     j->search = NULL;
 }
 
-static int setting(const akg_job *j, const char *key, int option, int fallback)
-{
-    if (option > 0)
-        return option;
-    return (int)akg_config_number(j->config, key, fallback);
-}
-
 /* Reads the settings and the design's tune() choices. Returns the state, or NULL with why
  * (static text, or written into err) when there is nothing to search. */
 static akg_search *search_new(akg_job *j, char *err, size_t errlen)
@@ -141,29 +135,15 @@ static akg_search *search_new(akg_job *j, char *err, size_t errlen)
         return NULL;
     }
     s->adaptive = strcmp(j->workflow, "adaptive_search") == 0;
-    akg_evolve_params_default(&s->ev);
-    akg_adaptive_params_default(&s->ad);
-    const akg_search_options *o = &j->search_opts;
-    s->ev.max_rounds = setting(j, "evolve.max_rounds", o->max_rounds, s->ev.max_rounds);
-    s->ev.parallel_num = setting(j, "evolve.parallel_num", o->parallel_num, s->ev.parallel_num);
-    s->ev.num_islands = setting(j, "evolve.num_islands", o->num_islands, s->ev.num_islands);
-    s->ev.migration_interval = setting(j, "evolve.migration_interval", 0, s->ev.migration_interval);
-    s->ev.elite_size = setting(j, "evolve.elite_size", 0, s->ev.elite_size);
-    s->ev.parent_selection_prob =
-        akg_config_number(j->config, "evolve.parent_selection_prob", s->ev.parent_selection_prob);
-    s->ad.max_total_tasks =
-        setting(j, "adaptive_search.max_total_tasks", o->max_total_tasks, s->ad.max_total_tasks);
-    s->ad.initial_task_count =
-        setting(j, "adaptive_search.initial_task_count", 0, s->ad.initial_task_count);
-    s->ad.exploration_coef =
-        akg_config_number(j->config, "adaptive_search.exploration_coef", s->ad.exploration_coef);
-    s->ad.random_factor =
-        akg_config_number(j->config, "adaptive_search.random_factor", s->ad.random_factor);
-    s->ad.convergence_window =
-        setting(j, "adaptive_search.convergence_window", 0, s->ad.convergence_window);
-    s->ad.convergence_threshold = akg_config_number(
-        j->config, "adaptive_search.convergence_threshold", s->ad.convergence_threshold);
-    s->ad.patience = setting(j, "adaptive_search.patience", 0, s->ad.patience);
+    /* the config was checked when the job loaded it (akg_backend_config_load) */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/backends/%s/%s/config.yaml", akg_data_dir(), j->backend,
+             j->dsl);
+    if (akg_search_settings_read(j->config, path, &j->search_opts, &s->ev, &s->ad, err, errlen) !=
+        AKG_OK) {
+        search_destroy(s);
+        return NULL;
+    }
     if (s->ev.num_islands < 1 || s->ev.num_islands > AKG_SEARCH_MAX_ISLANDS)
         s->ev.num_islands = s->ev.num_islands < 1 ? 1 : AKG_SEARCH_MAX_ISLANDS;
     if (s->ev.parallel_num < 1)

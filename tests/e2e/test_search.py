@@ -3,7 +3,10 @@ choice (BLOCK = tune(16384, 4096, 65536), tests/fixtures/sketches/relu.sketch).
 
 - evolve runs its candidates (the default design is candidate 0), stores each one, returns the
   fastest verified one and never one slower than the default design's;
-- adaptive_search runs its candidates and reports its UCB settings and the best-so-far curve;
+- adaptive_search runs its candidates and reports its UCB settings (from the DSL config's
+  adaptive_search: section, the flag --max-total-tasks winning) and the best-so-far curve;
+- a bad value in the config's evolve: section stops akg_cli op before anything runs, naming
+  the file, the key, the value and the range;
 - Ctrl-C or SIGKILL mid-search keeps every finished candidate in the store.
 
 Small budgets (--max-rounds 1, --parallel-num 2, --max-total-tasks 3), two verification trials
@@ -22,6 +25,33 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RELU = os.path.join(REFS, "relu.py")
 SKETCH = os.path.join(SOURCE, "tests", "fixtures", "sketches", "relu.sketch")
 BRIEF = ["--trials", "2", "--profile-runs", "5", "--threads", "1", "--seed", "7"]
+
+
+def home_with_config(root, replacements):
+    """A data dir under root that is SOURCE (a link to each of its entries) but for
+    backends/cpu/cpp/config.yaml: SOURCE's text with each (old, new) of replacements made."""
+    def link_all_but(src, dst, keep):
+        os.makedirs(dst)
+        for name in os.listdir(src):
+            if name != keep:
+                os.symlink(os.path.join(src, name), os.path.join(dst, name))
+    home = os.path.join(root, "home")
+    link_all_but(SOURCE, home, "backends")
+    link_all_but(os.path.join(SOURCE, "backends"), os.path.join(home, "backends"), "cpu")
+    link_all_but(os.path.join(SOURCE, "backends", "cpu"), os.path.join(home, "backends", "cpu"),
+                 "cpp")
+    cpp = os.path.join(SOURCE, "backends", "cpu", "cpp")
+    link_all_but(cpp, os.path.join(home, "backends", "cpu", "cpp"), "config.yaml")
+    with open(os.path.join(cpp, "config.yaml")) as f:
+        text = f.read()
+    for old, new in replacements:
+        if old not in text:
+            raise AssertionError("%r is not in the cpu/cpp config" % old)
+        text = text.replace(old, new)
+    config = os.path.join(home, "backends", "cpu", "cpp", "config.yaml")
+    with open(config, "w") as f:
+        f.write(text)
+    return home, config
 
 
 def block_of(sketch_text):
@@ -134,12 +164,18 @@ class SearchTest(CliTest):
             self.assertNotEqual(block_of(f.read()), 0)
 
     def test_adaptive_search(self):
+        # the config's section sets the search; the flag wins over its max_total_tasks
+        self.env["AKG_HOME"], _ = home_with_config(self.dir, [
+            ("exploration_coef: 1.414", "exploration_coef: 2.5"),
+            ("max_total_tasks: 12", "max_total_tasks: 20"), ("patience: 3", "patience: 4")])
         p, report = self.op(RELU, "--workflow", "adaptive_search", "--max-total-tasks", "3",
                             *BRIEF, name="adaptive", timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         self.assertEqual(report["workflow"], "adaptive_search")
         settings = report["search"]["settings"]
-        self.assertEqual(settings["exploration_coef"], 1.414)
+        self.assertEqual(settings["exploration_coef"], 2.5)
+        self.assertEqual(settings["patience"], 4)
+        self.assertEqual(settings["initial_task_count"], 4)  # left as it was: the default
         self.assertEqual(settings["max_total_tasks"], 3)
         # the builtin design of ReLU: the same tune() as the fixture
         self.check_search(report, os.path.join(self.dir, "adaptive"), 3, p.stderr)
@@ -148,6 +184,16 @@ class SearchTest(CliTest):
         p = self.akg("op", "--workflow", "evolve", "--max-rounds", "0", RELU)
         self.assertEqual(p.returncode, 2)
         self.assertIn("--max-rounds 0: expected a whole number", p.stderr)
+
+    def test_bad_config_value(self):
+        self.env["AKG_HOME"], config = home_with_config(
+            self.dir, [("  parallel_num: 4", "  parallel_num: 0")])
+        p = self.akg("op", "--workflow", "evolve", "--output", os.path.join(self.dir, "out"),
+                     RELU)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("%s: evolve.parallel_num is 0; it must be a whole number from 1 to 1000 "
+                      "(the candidates a round)" % config, p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "out")))
 
     def test_ctrl_c_keeps_finished_candidates(self):
         rows, proc = self.interrupt(signal.SIGINT, "cancelled")
