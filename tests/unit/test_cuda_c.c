@@ -1,10 +1,13 @@
 /*
  * test_cuda_c.c: the cuda/cuda backend (CUDA C) without a GPU: it is
  * registered, the Designer's sketches of the activation, reduction, norm and
- * loss families (the snapshot in tests/sketch/fixtures/triton_cuda/) lower to
- * CUDA C with the launcher's ABI, twice to the same text (all 45; accumulators
- * carried through a loop without an alloc too); what is not lowered is refused
- * with the sketch's file:line:col and the construct; build_argv is
+ * loss families and the GPU matmul designs (the snapshot in
+ * tests/sketch/fixtures/triton_cuda/) lower to CUDA C with the launcher's ABI,
+ * twice to the same text (all 57; accumulators carried through a loop without
+ * an alloc too); gemm is a shared-memory tiled product accumulated in place
+ * (f64 in double), as an assignment, a statement or a value; what is not
+ * lowered is refused with the sketch's file:line:col and the construct;
+ * build_argv is
  * an nvcc command for the configured arch with a content-hashed library. Each
  * .cu is compiled by nvcc where one is installed: ctest sketch_compile_cuda
  * (backends/cuda/cuda/tests/compile_fixtures.sh).
@@ -126,7 +129,7 @@ static void test_fixtures(const char *root)
     }
     closedir(d);
     qsort(names, n, sizeof names[0], by_name);
-    size_t lowered = 0, refused = 0, refused_gemm = 0;
+    size_t lowered = 0, refused = 0, matmul = 0;
     for (size_t i = 0; i < n; i++) {
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -145,14 +148,20 @@ static void test_fixtures(const char *root)
                 CHECK_CONTAINS(a, "extern \"C\" int akg_kernel(void *const *tensors, const int64_t "
                                   "*symbols, const double *params, void *stream)");
                 CHECK_CONTAINS(a, "gridDim.x"); /* the grid-stride program loop */
+                if (!strncmp(names[i], "matmul_", 7)) {
+                    /* acc = gemm(ta, tb, acc): shared-memory chunks, register sums, the
+                     * accumulator updated in place (its buffer is the kernel's only one) */
+                    CHECK_CONTAINS(a, "__shared__ float");
+                    CHECK_CONTAINS(a, "+= _av[_r] * _bv[_c]");
+                    CHECK(strstr(a, "_scr1") == NULL);
+                    matmul++;
+                }
                 lowered++;
             } else {
                 CHECK(rc == AKG_EUNSUPPORTED);
                 CHECK_CONTAINS(err, "sketch.sketch:");
                 printf("refused %s: %s\n", names[i], err);
                 refused++;
-                if (strstr(err, "`gemm`: not lowered")) /* the GPU matmul designs (Triton's) */
-                    refused_gemm++;
             }
             free(a);
             free(b);
@@ -161,13 +170,115 @@ static void test_fixtures(const char *root)
         free(text);
         free(names[i]);
     }
-    printf("cuda fixtures: %zu lowered, %zu refused\n", lowered, refused);
-    CHECK(lowered >= 45);
-    CHECK(refused == refused_gemm);
+    printf("cuda fixtures: %zu lowered (%zu matmul), %zu refused\n", lowered, matmul, refused);
+    CHECK(lowered >= 57);
+    CHECK(matmul == 12);
+    CHECK(refused == 0);
+}
+
+/* gemm's other forms on inline sketches: the statement with dst= on an f64 accumulator
+ * (double sums and shared chunks, trans_b read from B as stored), dot as a value under an
+ * elementwise operation (a new per-block buffer), and what stays refused with its line. */
+static const char *const gemm_f64_stmt =
+    "sketch mm64 {\n"
+    "  symbols: M, N, K;\n"
+    "  tensors: a[M, K]: f64; b[N, K]: f64; c[M, N]: f64;\n"
+    "  constexpr: BM = 32, BN = 32, BK = 8;\n"
+    "  bind: a = input(\"a\", [M, K]), b = input(\"b\", [N, K]), c = output(0, [M, N])\n"
+    "\n"
+    "  @llm_hint(\"parallel\", \"grididx\")\n"
+    "  for i in range(0, M, BM):\n"
+    "    @llm_hint(\"parallel\", \"grididx\")\n"
+    "    for j in range(0, N, BN):\n"
+    "      acc = alloc([BM, BN], dtype=f64, llm_hint=[\"accumulator\", \"init_zero\"])\n"
+    "      for k in range(0, K, BK):\n"
+    "        ta = alloc([BM, BK], dtype=f64)\n"
+    "        tb = alloc([BN, BK], dtype=f64)\n"
+    "        load(a[i:i+BM, k:k+BK] -> ta)\n"
+    "        load(b[j:j+BN, k:k+BK] -> tb)\n"
+    "        gemm(ta, tb, dst=acc, trans_b=True)\n"
+    "      store(acc -> c[i:i+BM, j:j+BN])\n"
+    "}\n";
+
+static const char *const gemm_dot_value =
+    "sketch mmv {\n"
+    "  symbols: M, N, K;\n"
+    "  tensors: a[M, K]: f32; b[K, N]: f32; c[M, N]: f32;\n"
+    "  constexpr: BM = 64, BN = 32;\n"
+    "  bind: a = input(\"a\", [M, K]), b = input(\"b\", [K, N]), c = output(0, [M, N])\n"
+    "\n"
+    "  @llm_hint(\"parallel\", \"grididx\")\n"
+    "  for i in range(0, M, BM):\n"
+    "    @llm_hint(\"parallel\", \"grididx\")\n"
+    "    for j in range(0, N, BN):\n"
+    "      ta = alloc([BM, K], dtype=f32)\n"
+    "      tb = alloc([K, BN], dtype=f32)\n"
+    "      load(a[i:i+BM, 0:K] -> ta)\n"
+    "      load(b[0:K, j:j+BN] -> tb)\n"
+    "      store(relu(dot(ta, tb)) -> c[i:i+BM, j:j+BN])\n"
+    "}\n";
+
+static const char *const call_refused = "sketch r {\n"
+                                        "  symbols: N;\n"
+                                        "  tensors: x[N]: f32; y[N]: f32;\n"
+                                        "  constexpr: B = 256;\n"
+                                        "  bind: x = input(\"x\", [N]), y = output(0, [N])\n"
+                                        "\n"
+                                        "  @llm_hint(\"parallel\", \"grididx\")\n"
+                                        "  for i in range(0, N, B):\n"
+                                        "    t = alloc([B], dtype=f32)\n"
+                                        "    load(x[i:i+B] -> t)\n"
+                                        "    u = alloc([B], dtype=f32)\n"
+                                        "    relu(t, u)\n"
+                                        "    store(u -> y[i:i+B])\n"
+                                        "}\n";
+
+static void test_gemm_forms(void)
+{
+    const akg_backend *be = akg_backend_find("cuda", "cuda");
+    if (!be)
+        return;
+    struct {
+        const char *text, *want, *want2;
+        bool ok;
+    } cases[] = {
+        {gemm_f64_stmt, "__shared__ double", "AKG_CVT(double, _e", true},
+        {gemm_dot_value, "__shared__ float", "_scr0", true},
+        {call_refused, "sketch.sketch:12:5: `relu(...)` as a statement: not lowered",
+         "gemm(a, b, dst=c)", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        akg_sketch *sk = parse_checked(cases[i].text);
+        CHECK(sk != NULL);
+        if (!sk)
+            continue;
+        char err[1024] = "", err2[1024] = "";
+        char *a = NULL, *b = NULL;
+        int rc = be->lower(sk, false, &a, err, sizeof err);
+        int rc2 = be->lower(sk, false, &b, err2, sizeof err2);
+        CHECK(rc == rc2);
+        if (cases[i].ok) {
+            if (rc != AKG_OK)
+                printf("case %zu: %s\n", i, err);
+            CHECK(rc == AKG_OK);
+            if (a && b) {
+                CHECK(strcmp(a, b) == 0);
+                CHECK_CONTAINS(a, cases[i].want);
+                CHECK_CONTAINS(a, cases[i].want2);
+            }
+        } else {
+            CHECK(rc == AKG_EUNSUPPORTED);
+            CHECK_CONTAINS(err, cases[i].want);
+            CHECK_CONTAINS(err, cases[i].want2);
+        }
+        free(a);
+        free(b);
+        akg_sketch_free(sk);
+    }
 }
 
 /* Lowering details: a row reduction is a block reduction, an elementwise map one strided loop
- * guarded by the tensor's bounds, and gemm is refused with its line. */
+ * guarded by the tensor's bounds, and a load into a tile region is refused with its line. */
 static void test_shapes(const char *root)
 {
     const akg_backend *be = akg_backend_find("cuda", "cuda");
@@ -220,5 +331,6 @@ int main(void)
     test_registration();
     test_fixtures(root);
     test_shapes(root);
+    test_gemm_forms();
     return check_summary();
 }

@@ -20,6 +20,9 @@
  *     updated in a loop) or one read after the memory it was loaded from is
  *     written are materialized in a per-block global scratch buffer, sized on
  *     the host from an upper bound of the extents;
+ *   - gemm/dot stage chunks of their operands in __shared__ memory and sum a
+ *     register micro-tile per thread (cu_gemm.c), into a kept accumulator in
+ *     place or into a new per-block buffer;
  *   - every statement that writes memory is a thread-strided loop with a
  *     __syncthreads() before and after it, so a later statement of the
  *     program may read what any thread wrote (control flow inside a program is
@@ -196,6 +199,18 @@ cu_node *cu_materialize(cu_ctx *C, cu_node *n, akg_dtype dt);
 cu_node *cu_uniform(cu_ctx *C, cu_node *n, akg_dtype dt);
 /* Writes n's elements into the buffer node dst (same shape; converts to dst's dtype). */
 void cu_write_buf(cu_ctx *C, const cu_node *dst, const cu_node *n);
+/* A per-block buffer of like's shape, dtype dt; fails when an extent has no host bound. */
+cu_node *cu_new_buffer(cu_ctx *C, const cu_node *like, akg_dtype dt);
+/* The element of a at idx converted to dtype dt's arithmetic type (emits its lines). */
+const char *cu_elem_as(cu_ctx *C, const cu_node *a, const char *const *idx, akg_dtype dt);
+
+/* ---- cu_gemm.c: gemm and dot of rank-2 tiles ---- */
+/* The value of gemm(...) / dot(...) (n_items positional arguments; `dst=` is the accumulator
+ * of the statement form): a per-block buffer [M, N] computed at the current point. */
+cu_node *cu_gemm_value(cu_ctx *C, const akg_sketch_expr *call, size_t n_items);
+/* `name = gemm(a, b, name)` (or the statement gemm(a, b, name)) into the kept buffer of name,
+ * in place; false when that is not possible (the caller then takes cu_gemm_value). */
+bool cu_gemm_in_place(cu_ctx *C, const char *name, const akg_sketch_expr *call, size_t n_items);
 
 /* ---- cu_ops.c ---- */
 const cu_op *cu_op_find(const char *name);

@@ -326,7 +326,7 @@ static const char *lit_as(cu_ctx *C, const char *lit, akg_dtype dt)
 }
 
 /* The element of a converted to dtype dt's arithmetic type. */
-static const char *elem_as(cu_ctx *C, const cu_node *a, const char *const *idx, akg_dtype dt)
+const char *cu_elem_as(cu_ctx *C, const cu_node *a, const char *const *idx, akg_dtype dt)
 {
     const char *v = cu_elem(C, a, idx);
     if (a->kind == CN_LIT)
@@ -419,7 +419,7 @@ const char *cu_elem(cu_ctx *C, const cu_node *n, const char *const *idx)
             const char *ai[CU_MAXR];
             operand_idx(n->a[i], n->rank, idx, ai);
             args[i] = kind == 3 && i == 0 ? cu_elem(C, n->a[0], ai)
-                                          : elem_as(C, n->a[i], ai, kind == 3 ? n->dt : opt);
+                                          : cu_elem_as(C, n->a[i], ai, kind == 3 ? n->dt : opt);
         }
         const char *v = cu_temp(C, "_e");
         cu_line(C, "const %s %s = %s;", ct, v,
@@ -437,7 +437,7 @@ cu_node *cu_uniform(cu_ctx *C, cu_node *n, akg_dtype dt)
     const char *zeros[CU_MAXR] = {"0", "0", "0", "0", "0", "0", "0", "0"};
     const char *v = cu_temp(C, "_u");
     cu_node *tmp = n;
-    const char *x = elem_as(C, tmp, zeros, dt);
+    const char *x = cu_elem_as(C, tmp, zeros, dt);
     cu_line(C, "%s %s = %s;", cu_comptype(dt), v, x);
     cu_node *r = cu_new_node(C, CN_SCAL, n->rank, dt);
     r->c = v;
@@ -451,7 +451,7 @@ void cu_write_buf(cu_ctx *C, const cu_node *dst, const cu_node *n)
     cu_loop_begin(C, dst->rank, dst->ext, idx);
     const char *ni[CU_MAXR];
     operand_idx(n, dst->rank, idx, ni);
-    const char *v = elem_as(C, n, ni, dst->dt);
+    const char *v = cu_elem_as(C, n, ni, dst->dt);
     const char *lin = NULL;
     for (int d = 0; d < dst->rank; d++)
         lin = lin ? cu_strf(C, "(%s) * (%s) + %s", lin, dst->ext[d], idx[d]) : idx[d];
@@ -461,7 +461,7 @@ void cu_write_buf(cu_ctx *C, const cu_node *dst, const cu_node *n)
 }
 
 /* A per-block buffer of shape like, dtype dt; fails when an extent has no host bound. */
-static cu_node *new_buffer(cu_ctx *C, const cu_node *like, akg_dtype dt)
+cu_node *cu_new_buffer(cu_ctx *C, const cu_node *like, akg_dtype dt)
 {
     cu_node *b = cu_new_node(C, CN_BUF, like->rank, dt);
     const char *elems = NULL;
@@ -486,7 +486,7 @@ cu_node *cu_materialize(cu_ctx *C, cu_node *n, akg_dtype dt)
 {
     if (cu_all_unit(n))
         return cu_uniform(C, n, dt);
-    cu_node *b = new_buffer(C, n, dt);
+    cu_node *b = cu_new_buffer(C, n, dt);
     if (!C->status)
         cu_write_buf(C, b, n);
     return b;
@@ -622,7 +622,7 @@ static cu_node *reduce(cu_ctx *C, const akg_sketch_expr *call, const char *f)
         cu_line(C, "%s %s = %s;", ct, acc, ident);
         const char *idx[CU_MAXR];
         cu_loop_begin(C, x->rank, x->ext, idx);
-        const char *v = elem_as(C, x, idx, dt);
+        const char *v = cu_elem_as(C, x, idx, dt);
         cu_line(C, "%s = akg_comb<%d>(%s, %s);", acc, op, acc, v);
         cu_loop_end(C);
         cu_line(C, "%s = akg_block_reduce<%d>(%s, %s);", acc, op, acc, ident);
@@ -635,7 +635,7 @@ static cu_node *reduce(cu_ctx *C, const akg_sketch_expr *call, const char *f)
     }
     /* a partial reduction: every output element by one thread, serially over the reduced
      * dims, into a per-block buffer */
-    cu_node *out = new_buffer(C, &shape, dt);
+    cu_node *out = cu_new_buffer(C, &shape, dt);
     if (C->status)
         return out;
     cu_sync(C);
@@ -658,7 +658,7 @@ static cu_node *reduce(cu_ctx *C, const akg_sketch_expr *call, const char *f)
             xi[d] = oi[o++];
         }
     }
-    const char *v = elem_as(C, x, xi, dt);
+    const char *v = cu_elem_as(C, x, xi, dt);
     cu_line(C, "%s = akg_comb<%d>(%s, %s);", acc, op, acc, v);
     while (opened--)
         cu_loop_end(C);
@@ -676,6 +676,8 @@ static cu_node *reduce(cu_ctx *C, const akg_sketch_expr *call, const char *f)
 cu_node *cu_call_value(cu_ctx *C, const akg_sketch_expr *e, size_t n_items)
 {
     const char *f = akg_sketch_expr_text(e);
+    if (!strcmp(f, "gemm") || !strcmp(f, "dot"))
+        return cu_gemm_value(C, e, n_items);
     if (!strncmp(f, "reduce_", 7))
         return reduce(C, e, f);
     if (!strcmp(f, "cast")) {
@@ -706,7 +708,7 @@ cu_node *cu_call_value(cu_ctx *C, const akg_sketch_expr *e, size_t n_items)
                 return vn;
             }
             const char *zeros[CU_MAXR] = {"0", "0", "0", "0", "0", "0", "0", "0"};
-            val = elem_as(C, vn, zeros, dt);
+            val = cu_elem_as(C, vn, zeros, dt);
         }
         size_t r = akg_sketch_expr_get_kind(dims) == AKG_SKETCH_EXPR_LIST
                        ? akg_sketch_expr_item_count(dims)
@@ -774,8 +776,8 @@ cu_node *cu_call_value(cu_ctx *C, const akg_sketch_expr *e, size_t n_items)
     const cu_op *op = cu_op_find(f);
     if (!op) {
         cu_fail_expr(C, e,
-                     "`%s`: not lowered to CUDA C yet (elementwise operations, reductions, cast, "
-                     "fill, arange and gather are)",
+                     "`%s`: not lowered to CUDA C yet (elementwise operations, reductions, gemm, "
+                     "dot, cast, fill, arange and gather are)",
                      f);
         return lit_node(C, "0", AKG_DTYPE_F32);
     }

@@ -4,7 +4,8 @@
  * accumulator or written again later), a load binds a lazy tile, an assign
  * binds a value or writes a kept tile in place (a value written again in a
  * later loop is kept too), a store is a thread-strided loop between barriers,
- * and for/if are C control flow, uniform inside a program.
+ * a gemm call statement adds its product to its accumulator (cu_gemm.c), and
+ * for/if are C control flow, uniform inside a program.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -495,6 +496,9 @@ static void stmt_assign(cu_ctx *C, const akg_sketch_stmt *st)
         cu_line(C, "const long long %s = %s;", b->c, cu_index(C, val));
         return;
     }
+    if (!strcmp(op, "=") && akg_sketch_expr_get_kind(val) == AKG_SKETCH_EXPR_CALL &&
+        cu_gemm_in_place(C, name, val, akg_sketch_expr_item_count(val)))
+        return; /* `acc = gemm(a, b, acc)` on a kept accumulator: updated in place */
     cu_node *v = cu_value(C, val);
     if (strcmp(op, "=")) {
         static const struct {
@@ -587,6 +591,32 @@ static void stmt_if(cu_ctx *C, const akg_sketch_stmt *st)
     cu_line(C, "}");
 }
 
+/* A call statement: gemm(a, b, c) and gemm(a, b, dst=c) add op(a) @ op(b) to c (in place when
+ * c is a kept accumulator, else c is bound to the new value); other calls are refused. */
+static void stmt_call(cu_ctx *C, const akg_sketch_stmt *st)
+{
+    const akg_sketch_expr *call = akg_sketch_call_expr(st);
+    const char *fn = akg_sketch_expr_text(call);
+    size_t n = akg_sketch_expr_item_count(call);
+    const akg_sketch_expr *dst = akg_sketch_expr_kwarg(call, "dst");
+    if (!strcmp(fn, "gemm") && !dst && n == 3)
+        dst = akg_sketch_expr_item(call, 2);
+    if (strcmp(fn, "gemm") || !dst || akg_sketch_expr_get_kind(dst) != AKG_SKETCH_EXPR_NAME) {
+        cu_fail(C, st,
+                "`%s(...)` as a statement: not lowered to CUDA C yet (gemm(a, b, c) and "
+                "gemm(a, b, dst=c) are; write the call as a value: `c = %s(...)`)",
+                fn, fn);
+        return;
+    }
+    const char *name = akg_sketch_expr_text(dst);
+    if (cu_gemm_in_place(C, name, call, n))
+        return;
+    cu_node *v = cu_gemm_value(C, call, n);
+    if (C->status)
+        return;
+    define_tile(C, name, v, dst);
+}
+
 void cu_kernel_stmts(cu_ctx *C, const akg_sketch_stmt *const *stmts, size_t n)
 {
     stmt_list *saved = cur_list;
@@ -618,10 +648,7 @@ void cu_kernel_stmts(cu_ctx *C, const akg_sketch_stmt *const *stmts, size_t n)
         case AKG_SKETCH_STMT_PASS:
             break;
         case AKG_SKETCH_STMT_CALL:
-            cu_fail(C, st,
-                    "`%s(...)` as a statement: not lowered to CUDA C yet (gemm/dot and "
-                    "destination-form calls)",
-                    akg_sketch_expr_text(akg_sketch_call_expr(st)));
+            stmt_call(C, st);
             break;
         }
         C->cur = prev;
