@@ -121,6 +121,35 @@ class OpenAIProviderTest(ReplayTest):
         first = p.stderr.index("is writing for the Designer")
         self.assertLess(first, p.stderr.index("replay-coder-7b answered the Designer"))
 
+    def test_prompt_fits_a_small_context(self):
+        # max_prompt_tokens (a small model's context): the Designer's prompt is cut to fit, the
+        # syntax and a worked example kept, the skills within their share; without it the same
+        # task's prompt is several times larger
+        sizes = {}
+        os.makedirs(os.path.join(self.dir, ".akg"))
+        for limit in (None, 4000):
+            level = {"max_prompt_tokens": limit} if limit else {}
+            with open(os.path.join(self.dir, ".akg", "settings.json"), "w") as f:
+                json.dump({"models": {"standard": level}}, f)
+            before = self.stats()["requests"]
+            p, report = self.op(os.path.join(REFS, "relu.py"), "--provider", "openai",
+                                "--workflow", "design_only", "--max-step", "1",
+                                name="run%s" % limit)
+            self.assertIsNotNone(report, p.stderr[-3000:])
+            self.assertGreater(self.stats()["requests"], before, p.stderr[-3000:])
+            body = self.stats()["bodies"][before]
+            text = "".join(m["content"] for m in body["messages"])
+            sizes[limit] = len(text.encode())
+            self.assertIn("## Syntax", text)
+            self.assertIn("## Examples", text)
+            if limit:
+                self.assertEqual(report["design"]["settings"]["max_prompt_tokens"], limit)
+                self.assertNotIn("\n## Semantics (every", text)
+                # the reference's source and the probe come on top of the shares: within 4 bytes
+                # a token, with room for the task itself
+                self.assertLess(sizes[limit], 4 * limit * 1.2, sizes)
+        self.assertGreater(sizes[None], 1.5 * sizes[4000], sizes)
+
     def test_coder_on_the_model(self):
         # an unbound sketch checks but the emitter cannot lower it: the Coder's model writes the
         # kernel and model_new.py, whose library name the provider fills in. The design check

@@ -17,8 +17,8 @@
 #include "akg/akg.h"
 #include "akg/harness.h"
 #include "check.h"
-#include "replay_client.h"
 #include "openai.h"
+#include "replay_client.h"
 
 #define KEY "sk-replay-SECRET-7f3e9a1c5b"
 #define KEY_VAR "REPLAY_LLM_TOKEN" /* deliberately not *_API_KEY: found through the settings */
@@ -504,12 +504,14 @@ static void test_settings(const char *home, const char *proj)
                "{\"models\": {\"standard\": {\"model\": \"project-model\", \"extra_body\": "
                "{\"top_k\": 20}}}}");
     write_text(proj, ".akg/settings.local.json",
-               "{\"models\": {\"standard\": {\"max_tokens\": 99, \"tls_verify\": false}}}");
+               "{\"models\": {\"standard\": {\"max_tokens\": 99, \"tls_verify\": false, "
+               "\"max_prompt_tokens\": 3000}}}");
     CHECK(akg_openai_settings_load(proj, "standard", &s, err, sizeof err) == AKG_OK);
     if (s) {
         CHECK_STR(s->base_url, "http://user.example/v1"); /* trailing slash dropped */
         CHECK_STR(s->model, "project-model");
         CHECK(s->temperature == 0.5 && s->max_tokens == 99 && !s->tls_verify);
+        CHECK(s->max_prompt_tokens == 3000);
         CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(s->extra_body, "top_k")) == 20);
         CHECK_STR(s->api_key, KEY);
         CHECK_STR(s->api_key_env, KEY_VAR);
@@ -519,6 +521,7 @@ static void test_settings(const char *home, const char *proj)
         CHECK(text && !strstr(text, KEY));
         CHECK_CONTAINS(text, "\"api_key_set\":true");
         CHECK_CONTAINS(text, "\"tls_verify\":false");
+        CHECK_CONTAINS(text, "\"max_prompt_tokens\":3000");
         akg_buf_appendf(&everything, "%s\n", text ? text : "");
         free(text);
         cJSON_Delete(d);

@@ -59,6 +59,15 @@ static void test_grammar(void)
     CHECK_CONTAINS(g, "Left out to fit the prompt: ");
     CHECK_CONTAINS(g, "## Performance");
     free(g);
+    /* a small model's budget: the syntax and a worked example before the binding and the
+     * semantics */
+    g = akg_prompt_grammar(8000, err, sizeof err);
+    CHECK(g && strlen(g) < 8000 + 400);
+    CHECK_CONTAINS(g, "## Syntax");
+    CHECK_CONTAINS(g, "## Examples");
+    CHECK(g && !strstr(g, "\n## Semantics (every"));
+    CHECK_CONTAINS(g, "Left out to fit the prompt: ");
+    free(g);
     /* a budget too small for any section keeps none and names them all */
     g = akg_prompt_grammar(100, err, sizeof err);
     CHECK(g && !strstr(g, "sketch NAME {"));

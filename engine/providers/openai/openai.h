@@ -40,7 +40,11 @@ typedef struct {
     char *api_key;      /* SECRET: never print; NULL when the endpoint takes no key */
     double temperature; /* < 0: not sent */
     int max_tokens;     /* 0: not sent */
-    double timeout_s;   /* one attempt, first byte to last (settings' "timeout"; 300) */
+    /* the prompt's size for a small context ("max_prompt_tokens"), in tokens estimated as 4 bytes
+     * each: the Designer's sketch reference, skills and probe are cut to fit; 0: no limit (the
+     * default budgets: the reference's four main sections, the DSL's skills_token_budget) */
+    int max_prompt_tokens;
+    double timeout_s;            /* one attempt, first byte to last (settings' "timeout"; 300) */
     double connect_timeout_s;    /* 10 */
     double first_byte_timeout_s; /* until the answer's first byte; 0: timeout_s */
     double idle_timeout_s;       /* between two bytes of a started answer; 0: none (default 60) */

@@ -220,8 +220,12 @@ static int level_fields(akg_openai_settings *s, const cJSON *lv, const char *sou
     rc = rc ? rc : string_field(lv, "api_key_env", &s->api_key_env, L, source, err, errlen);
     rc = rc ? rc : string_field(lv, "ca_bundle", &s->ca_bundle, L, source, err, errlen);
     double max_tokens = s->max_tokens, conc = s->max_concurrency, retries = s->max_retries;
+    double prompt_tokens = s->max_prompt_tokens;
     rc = rc ? rc : number_field(lv, "temperature", &s->temperature, 0, 2, L, source, err, errlen);
     rc = rc ? rc : number_field(lv, "max_tokens", &max_tokens, 1, 1e7, L, source, err, errlen);
+    rc = rc ? rc
+            : number_field(lv, "max_prompt_tokens", &prompt_tokens, 500, 1e7, L, source, err,
+                           errlen);
     rc = rc ? rc : number_field(lv, "timeout", &s->timeout_s, 0.001, 86400, L, source, err, errlen);
     rc = rc ? rc
             : number_field(lv, "connect_timeout", &s->connect_timeout_s, 0.001, 3600, L, source,
@@ -240,6 +244,7 @@ static int level_fields(akg_openai_settings *s, const cJSON *lv, const char *sou
     if (rc)
         return rc;
     s->max_tokens = (int)max_tokens;
+    s->max_prompt_tokens = (int)prompt_tokens;
     s->max_concurrency = (int)conc;
     s->max_retries = (int)retries;
     const cJSON *tls = cJSON_GetObjectItem(lv, "tls_verify");
@@ -433,6 +438,8 @@ cJSON *akg_openai_settings_describe(const akg_openai_settings *s)
     cJSON_AddBoolToObject(d, "stream", s->stream);
     cJSON_AddNumberToObject(d, "timeout_s", s->timeout_s);
     cJSON_AddNumberToObject(d, "max_tokens", s->max_tokens);
+    if (s->max_prompt_tokens > 0)
+        cJSON_AddNumberToObject(d, "max_prompt_tokens", s->max_prompt_tokens);
     if (s->temperature >= 0)
         cJSON_AddNumberToObject(d, "temperature", s->temperature);
     cJSON_AddStringToObject(d, "source", s->source ? s->source : "");

@@ -136,11 +136,13 @@ char *akg_prompt_grammar(size_t budget, char *err, size_t errlen)
         return NULL;
     }
     /* sections start at a line "## "; what is before the first one is the title and intro.
-     * The syntax, the semantics, the binding and the examples are what a model needs to write
-     * a sketch; they go in first, the rest (the intro last) as the budget allows, and the
-     * chosen ones are printed in the document's order. */
+     * The syntax, the examples, the binding and the semantics are what a model needs to write
+     * a sketch, in that order of need when they do not all fit (a small model's context: a
+     * worked example teaches it more than the semantics' prose); they go in first, the rest
+     * (the intro last) as the budget allows, and the chosen ones are printed in the
+     * document's order. */
     enum { MAX_SECTIONS = 64 };
-    static const char *const wanted[] = {"## Syntax", "## Semantics", "## Binding", "## Examples"};
+    static const char *const wanted[] = {"## Syntax", "## Examples", "## Binding", "## Semantics"};
     const char *start[MAX_SECTIONS];
     size_t size[MAX_SECTIONS];
     int keep[MAX_SECTIONS] = {0};

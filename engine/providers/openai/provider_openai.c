@@ -636,6 +636,17 @@ static int prepare(oa_work *w, const char *agent, char *err, size_t errlen)
     return AKG_OK;
 }
 
+/* A share (in percent) of the level's max_prompt_tokens, in bytes (4 a token), at most
+ * fallback; fallback when no limit is set. */
+static size_t prompt_share(const oa_work *w, int percent, size_t fallback)
+{
+    int limit = w->settings ? w->settings->max_prompt_tokens : 0;
+    if (limit <= 0)
+        return fallback;
+    size_t b = (size_t)limit * 4 * (size_t)percent / 100;
+    return b < fallback ? b : fallback;
+}
+
 static int design_start_chat(oa_work *w, char *err, size_t errlen)
 {
     const akg_design_request *r = &w->dreq;
@@ -644,10 +655,16 @@ static int design_start_chat(oa_work *w, char *err, size_t errlen)
         return rc;
     char attempt[16];
     snprintf(attempt, sizeof attempt, "%d", r->attempt);
-    char *grammar = akg_prompt_grammar(OA_GRAMMAR_BUDGET, err, errlen);
+    /* a small context (max_prompt_tokens): the sketch reference about 55% of it, the probe 8%,
+     * the skills 10% (skills_tokens); the reference source and the feedback as they are */
+    char *grammar = akg_prompt_grammar(prompt_share(w, 55, OA_GRAMMAR_BUDGET), err, errlen);
     char *reference = reference_source(r->ref);
-    char *probe =
-        json_text(r->probe, OA_PROBE_BUDGET, "{\"note\": \"the reference was not probed\"}");
+    char *probe = json_text(r->probe, prompt_share(w, 8, OA_PROBE_BUDGET),
+                            "{\"note\": \"the reference was not probed\"}");
+    char skills_tokens[32] = "";
+    if (w->settings->max_prompt_tokens > 0)
+        snprintf(skills_tokens, sizeof skills_tokens, "%d",
+                 w->settings->max_prompt_tokens * 10 / 100);
     char *feedback = feedback_text(r->feedback, r->attempt);
     char *op = op_name_of(r->ref);
     char *sys = NULL, *user = NULL;
@@ -657,11 +674,17 @@ static int design_start_chat(oa_work *w, char *err, size_t errlen)
         rc = akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
     } else {
         akg_prompt_var vars[] = {
-            {"backend", r->backend},  {"dsl", r->dsl},
-            {"arch", r->arch},        {"attempt", attempt},
-            {"op_name", op},          {"grammar", grammar},
-            {"reference", reference}, {"probe", probe},
-            {"feedback", feedback},   {"debugging", r->feedback ? "yes" : ""},
+            {"backend", r->backend},
+            {"dsl", r->dsl},
+            {"arch", r->arch},
+            {"attempt", attempt},
+            {"op_name", op},
+            {"grammar", grammar},
+            {"reference", reference},
+            {"probe", probe},
+            {"feedback", feedback},
+            {"debugging", r->feedback ? "yes" : ""},
+            {"skills_tokens", skills_tokens},
         };
         rc = akg_prompt_render("designer", vars, sizeof vars / sizeof vars[0], &sys, &user, err,
                                errlen);
@@ -740,6 +763,10 @@ static int code_start_chat(oa_work *w, char *err, size_t errlen)
              "`ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(__file__)), \"%s\"))` "
              "(akg puts the library's name in place of %s)",
              kfile, OA_LIBRARY_MARK, OA_LIBRARY_MARK);
+    char skills_tokens[32] = "";
+    if (w->settings->max_prompt_tokens > 0)
+        snprintf(skills_tokens, sizeof skills_tokens, "%d",
+                 w->settings->max_prompt_tokens * 10 / 100);
     char *sys = NULL, *user = NULL;
     if (!sketch || !reference) {
         rc = akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
@@ -755,6 +782,7 @@ static int code_start_chat(oa_work *w, char *err, size_t errlen)
             {"reference", reference},
             {"last_error", last},
             {"debugging", r->safe ? "yes" : ""},
+            {"skills_tokens", skills_tokens},
         };
         rc = akg_prompt_render("coder", vars, sizeof vars / sizeof vars[0], &sys, &user, err,
                                errlen);

@@ -558,6 +558,14 @@ char *akg_skills_for_template(const char *template_name, const akg_prompt_var *v
             q.budget_tokens = (size_t)b;
     }
     cJSON_Delete(cfg);
+    /* a level with max_prompt_tokens gives the skills a share of it (skills_tokens): the
+     * smaller of that and the DSL's budget */
+    const char *cap = var_of(vars, n_vars, "skills_tokens");
+    if (cap && *cap) {
+        long c = strtol(cap, NULL, 10);
+        if (c > 0 && (size_t)c < q.budget_tokens)
+            q.budget_tokens = (size_t)c;
+    }
     akg_buf words;
     akg_buf_init(&words, 0);
     static const char *const word_vars[] = {"op_name", "probe", "sketch"};
