@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpu_check.sh [AKG_CLI]: the cuda/cuda backend checked without the engine, in one command. Every
-# sketch of the activation, reduction, norm and loss families (the Designer's snapshot in
+# sketch of the activation, reduction, norm, loss and matmul families (the Designer's snapshot in
 # tests/sketch/fixtures/triton_cuda, or with FRESH=1 the Designer's current cuda designs, written by
 # `akg_cli op --workflow design_only` first; and each with its row-split thresholds lowered) is
 # lowered to CUDA C by `akg_cli sketch emit`, built by nvcc into its own .so for $ARCH (default
@@ -42,6 +42,6 @@ designs="--sketch-files $root/tests/sketch/fixtures/triton_cuda"
 [ "${FRESH:-0}" = 1 ] && designs=
 # shellcheck disable=SC2086 # $designs is two words or none
 exec "$py" "$root/tests/sketch/difftest/suite.py" --dsl cuda --arch "${ARCH:-sm_90a}" --split-variants \
-  $designs --ops activation/ reduction/ norm/ loss/ \
+  $designs --ops activation/ reduction/ norm/ loss/ matmul/ \
   ${cli:+--akg-cli "$cli"} ${PREBUILT:+--prebuilt "$PREBUILT"} --work "${WORK:-/tmp/akg-cuda-gpu-check}" \
   --jobs "$jobs"
