@@ -25,11 +25,15 @@ from akgtest import REFS, SOURCE, CliTest  # noqa: E402
 
 VENV_PYTHON = os.path.join(SOURCE, ".venv-llm", "bin", "python")
 MODEL = os.path.join(SOURCE, ".venv-llm", "model", "gemma-3-270m-q4_k_m.gguf")
-# the designer's first prompt (sketch reference, skills, reference, probe: 27 kB) is about 8k
-# tokens of Gemma's vocabulary; the repairs add the answers and the checker's diagnostics.
+# the designer's first prompt, unlimited (sketch reference, skills, reference, probe: 27 kB), is
+# about 8k tokens of Gemma's vocabulary, more than one request's time on a busy 2-core machine:
+# max_prompt_tokens cuts it to about PROMPT_TOKENS (the syntax and a worked example of the sketch
+# language, the reference, a short probe); the repairs add the answers and the checker's
+# diagnostics.
 # One thread: beside other tests on 2 cores, ggml's threads wait on each other at every one of
 # the graph's ~800 barriers and a token takes seconds
 N_CTX = 16384
+PROMPT_TOKENS = 4000
 REQUEST_SECONDS = 120
 MAX_TOKENS = 256
 READY_SECONDS = 90
@@ -132,6 +136,7 @@ class RealModelTest(CliTest):
             # answers, no retries: the run's time is bounded by the attempts and each limit
             json.dump({"stream_output": False,
                        "models": {"standard": {"max_tokens": MAX_TOKENS, "temperature": 0.2,
+                                               "max_prompt_tokens": PROMPT_TOKENS,
                                                "timeout": REQUEST_SECONDS,
                                                "max_retries": 0}}}, f)
         mark = "akg-llm-real-" + secrets.token_hex(8)
