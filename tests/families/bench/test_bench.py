@@ -173,6 +173,22 @@ class BenchRefusalTest(BenchCase):
         self.assertIsNone(record["totals"]["geomean_speedup"])
         self.assertIsNone(record["totals"]["fast_1"])
 
+    def test_a_workflow_that_times_nothing_runs_anyway(self):
+        # design_only measures no speedup: the same baseline does not stop its designs, and the
+        # record still says why speedups would be refused
+        out = os.path.join(self.dir, "bench.json")
+        env = dict(self.env, OPENBLAS_CORETYPE="Prescott")
+        p = self.bench("--suite", SUITE, "--output", out, "--workflow", "design_only", env=env)
+        with open(out) as f:
+            record = json.load(f)
+        if record["environment"]["blas"]["kind"] != "openblas":
+            self.skipTest("torch does not call OpenBLAS here")
+        self.assertIn("OPENBLAS_CORETYPE=Prescott", record["refused"] or "")
+        statuses = {o["name"]: o["status"] for o in record["ops"]}
+        self.assertEqual(statuses["relu_small"], "unverified", (statuses, p.stderr[-2000:]))
+        self.assertEqual(statuses["softmax_small"], "unverified", statuses)
+        self.assertIsNone(record["totals"]["geomean_speedup"])
+
 
 class BenchCancelTest(BenchCase):
     def test_interrupt_cancels_the_running_job(self):
