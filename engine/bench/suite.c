@@ -334,7 +334,8 @@ static void start_operators(akg_suite *s)
 /* ---------- phase 2: the baseline ---------- */
 
 /* A workflow that ends before the profile (design_only, kernelgen_only) measures no speedup: a
- * baseline below its best does not stop it (the record still says why speedups would be refused). */
+ * baseline below its best does not stop it (the record still says why speedups would be refused).
+ */
 static int times_nothing(const akg_suite *s)
 {
     return s->workflow &&
