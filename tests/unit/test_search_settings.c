@@ -120,12 +120,7 @@ static void test_no_sections_gives_defaults(void)
 
 static void write_text(const char *path, const char *text)
 {
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
+    CHECK(akg_write_file(path, text, strlen(text), NULL, 0) == AKG_OK);
 }
 
 /* Writes the config of cpu/cpp under home and loads it as a job would; returns the status. */

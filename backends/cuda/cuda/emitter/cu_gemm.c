@@ -236,18 +236,10 @@ static void gemm_emit(cu_ctx *C, const cu_node *dst, const gemm_args *g)
     }
     cu_line(C, "%s[(%s) * (%s) + %s] = AKG_CVT(%s, %s);", dst->c, gi, N, gj, cu_ctype(dst->dt),
             val);
-    C->indent--;
-    cu_line(C, "}");
-    C->indent--;
-    cu_line(C, "}");
-    C->indent--;
-    cu_line(C, "}");
-    C->indent--;
-    cu_line(C, "}");
-    C->indent--;
-    cu_line(C, "}");
-    C->indent--;
-    cu_line(C, "}");
+    for (int i = 0; i < 6; i++) { /* the write's guard, its loops and the output tile loops above */
+        C->indent--;
+        cu_line(C, "}");
+    }
     cu_sync(C);
 }
 
