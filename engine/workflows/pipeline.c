@@ -334,12 +334,6 @@ static void log_unverified(akg_job *j)
     emit_log(j, AKG_LOG_INFO, msg);
 }
 
-static const char *ans_op(const cJSON *req)
-{
-    const char *op = cJSON_GetStringValue(cJSON_GetObjectItem(req, "op"));
-    return op ? op : "request";
-}
-
 /* Sends req to the harness pool of the job's device kind. */
 static void submit(akg_job *j, cJSON *req, answer_fn fn)
 {
@@ -361,7 +355,8 @@ static void submit(akg_job *j, cJSON *req, answer_fn fn)
     }
     c->job = j;
     c->fn = fn;
-    snprintf(c->op, sizeof c->op, "%s", ans_op(req));
+    const char *op = cJSON_GetStringValue(cJSON_GetObjectItem(req, "op"));
+    snprintf(c->op, sizeof c->op, "%s", op ? op : "request");
     if (akg_harness_submit(pool, req, j->verify_timeout_s, on_answer, c, &j->hreq) != AKG_OK) {
         free(c);
         j->hreq = NULL;
