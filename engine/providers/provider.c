@@ -2,10 +2,10 @@
  * provider.c: the provider registry, sessions and pending requests (see
  * akg/provider.h).
  *
- * A session holds at most one pending op. The op carries the caller's
- * callback; whoever ends it (the provider completing it, or a cancellation)
- * detaches it from the session first, so a callback that frees the session
- * or starts the next request finds the session idle.
+ * A session holds at most one pending op (a design, a code or a route request). The op carries the
+ * caller's callback; whoever ends it (the provider completing it, or a cancellation) detaches it
+ * from the session first, so a callback that frees the session or starts the next request finds the
+ * session idle.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +16,14 @@
 
 extern const akg_provider *const akg_provider_registry[];
 
-typedef enum { OP_DESIGN, OP_CODE } op_kind;
+typedef enum { OP_DESIGN, OP_CODE, OP_ROUTE } op_kind;
 
 struct akg_provider_op {
     akg_provider_session *session;
     op_kind kind;
     akg_design_cb design_cb;
     akg_code_cb code_cb;
+    akg_route_cb route_cb;
     void *user;
     void *data; /* the provider's */
 };
@@ -189,6 +190,58 @@ int akg_provider_code(akg_provider_session *s, const akg_code_request *req, akg_
     return op_started(s, op, s->provider->code(s->state, req, op, err, errlen), out);
 }
 
+bool akg_provider_can_route(const akg_provider_session *s)
+{
+    return s && s->provider->route;
+}
+
+int akg_provider_route(akg_provider_session *s, const akg_route_request *req, akg_route_cb cb,
+                       void *user, akg_provider_op **out, char *err, size_t errlen)
+{
+    if (out)
+        *out = NULL;
+    if (!s->provider->route)
+        return akg_fail(err, errlen, AKG_EUNSUPPORTED,
+                        "the %s provider does not route failures (the rules do)",
+                        s->provider->name);
+    akg_provider_op *op = op_new(s, OP_ROUTE, user, err, errlen);
+    if (!op)
+        return s->pending ? AKG_EBUSY : AKG_ENOMEM;
+    op->route_cb = cb;
+    s->pending = op;
+    return op_started(s, op, s->provider->route(s->state, req, op, err, errlen), out);
+}
+
+const char *akg_route_class_name(akg_route_class cls)
+{
+    switch (cls) {
+    case AKG_ROUTE_TRUNCATED_OUTPUT:
+        return "truncated_output";
+    case AKG_ROUTE_LOCAL_CODE_ERROR:
+        return "local_code_error";
+    case AKG_ROUTE_DESIGN_ERROR:
+        return "design_error";
+    case AKG_ROUTE_ENVIRONMENT_ERROR:
+        return "environment_error";
+    case AKG_ROUTE_TIMEOUT:
+        return "timeout";
+    }
+    return "?";
+}
+
+const char *akg_route_agent_name(akg_route_agent agent)
+{
+    switch (agent) {
+    case AKG_ROUTE_CODER:
+        return "coder";
+    case AKG_ROUTE_DESIGNER:
+        return "designer";
+    case AKG_ROUTE_STOP:
+        return "stop";
+    }
+    return "?";
+}
+
 void akg_provider_op_set_data(akg_provider_op *op, void *data)
 {
     op->data = data;
@@ -242,6 +295,16 @@ void akg_provider_complete_code(akg_provider_op *op, akg_code_answer *answer)
         cb(answer, user);
 }
 
+void akg_provider_complete_route(akg_provider_op *op, const akg_route_answer *answer)
+{
+    op_detach(op);
+    akg_route_cb cb = op->route_cb;
+    void *user = op->user;
+    free(op);
+    if (cb)
+        cb(answer, user);
+}
+
 void akg_provider_cancel(akg_provider_op *op)
 {
     akg_provider_session *s = op->session;
@@ -250,8 +313,11 @@ void akg_provider_cancel(akg_provider_op *op)
     if (op->kind == OP_DESIGN) {
         akg_design_answer a = {.status = AKG_ECANCELED, .message = "cancelled"};
         akg_provider_complete_design(op, &a);
-    } else {
+    } else if (op->kind == OP_CODE) {
         akg_code_answer a = {.status = AKG_ECANCELED, .message = "cancelled"};
         akg_provider_complete_code(op, &a);
+    } else {
+        akg_route_answer a = {.status = AKG_ECANCELED, .message = "cancelled", .suggestion = ""};
+        akg_provider_complete_route(op, &a);
     }
 }

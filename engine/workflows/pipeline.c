@@ -6,6 +6,11 @@
  *                       |   +- wrong -+            +-- code errors --+   (the Conductor
  *                       +------- numerical errors of a wrong design --+    routes each failure)
  *
+ * The Conductor routes by rule (code errors to the Coder, design errors to the Designer) unless
+ * the job's provider routes (akg_provider_route: the openai provider asks the conductor's
+ * model): then the model's class, agent and suggestion are followed when usable, the rules
+ * otherwise, and each failed candidate's "conductor" record in the report says which.
+ *
  * The design check runs the sketch in the reference interpreter (the harness's design_check)
  * against the reference before any code is written: a design that computes another function is
  * the Designer's error. When a kernel then disagrees with the reference, the check says whose
@@ -124,7 +129,9 @@ static void on_provider_progress(const akg_provider_progress *p, void *user)
     int slot = j->progress_pending;
     if (slot > 0 && (j->progress_streaming || slot == PROGRESS_QUEUE))
         slot--; /* a newer count replaces the last; a full queue keeps the newest */
-    const char *who = strcmp(p->agent, "coder") == 0 ? "Coder" : "Designer";
+    const char *who = strcmp(p->agent, "coder") == 0       ? "Coder"
+                      : strcmp(p->agent, "conductor") == 0 ? "Conductor"
+                                                           : "Designer";
     const char *model = p->model && *p->model ? p->model : "the model";
     char *m = j->progress_msg[slot];
     size_t n = sizeof j->progress_msg[slot];
@@ -153,7 +160,9 @@ static void on_provider_progress(const akg_provider_progress *p, void *user)
                      who, p->completion_tokens, p->elapsed_s);
         break;
     }
-    j->progress_stage[slot] = strcmp(p->agent, "coder") == 0 ? "code" : "design";
+    j->progress_stage[slot] = strcmp(p->agent, "coder") == 0       ? "code"
+                              : strcmp(p->agent, "conductor") == 0 ? "verify"
+                                                                   : "design";
     j->progress_pending = slot + 1;
     j->progress_streaming = p->kind == AKG_PROGRESS_STREAMING;
     uv_timer_start(&j->progress_timer, on_progress_timer, 0, 0);
@@ -400,6 +409,172 @@ static int design_verdict(const akg_job *j)
     return cJSON_GetObjectItem(j->design_check, "skipped") ? -1 : 1;
 }
 
+/* The next attempt: the Designer with the failure as feedback, or the Coder lowering the same
+ * design conservatively (the failure goes with it as the Coder's last error). */
+static void conductor_next(akg_job *j, int to_designer)
+{
+    if (stopped(j))
+        return;
+    j->attempt++;
+    if (to_designer) {
+        stage_design(j);
+    } else {
+        j->safe_mode = 1;
+        stage_code(j);
+    }
+}
+
+/* The route classes a model answers with, for a failure the rules routed: a design's fault is
+ * a design error, the Verifier's timeout a timeout, everything else a local code error. */
+static const char *rules_class(const char *cls, int to_designer)
+{
+    if (to_designer)
+        return "design_error";
+    if (strcmp(cls, "timeout") == 0)
+        return "timeout";
+    return "local_code_error";
+}
+
+/* The report's record of who routed the candidate cand (the last of j->candidates) and where:
+ * {"routed_by": "model" | "rules", "class", "agent", "suggestion"}; the caller adds the model's
+ * provenance and a fallback's reason. The feedback the next agent gets carries the
+ * suggestion. */
+static cJSON *conductor_record(akg_job *j, cJSON *cand, const char *routed_by, const char *cls,
+                               const char *agent, const char *suggestion)
+{
+    cJSON *rec = cJSON_CreateObject();
+    if (!rec)
+        return NULL;
+    cJSON_AddStringToObject(rec, "routed_by", routed_by);
+    cJSON_AddStringToObject(rec, "class", cls);
+    cJSON_AddStringToObject(rec, "agent", agent);
+    cJSON_AddStringToObject(rec, "suggestion", suggestion ? suggestion : "");
+    cJSON_DeleteItemFromObject(cand, "conductor");
+    cJSON_AddItemToObject(cand, "conductor", rec);
+    if (j->feedback) {
+        static const char *const keys[] = {"routed_by", "conductor_class", "suggestion"};
+        const char *vals[] = {routed_by, cls, suggestion ? suggestion : ""};
+        for (size_t i = 0; i < 3; i++) {
+            cJSON_DeleteItemFromObject(j->feedback, keys[i]);
+            cJSON_AddStringToObject(j->feedback, keys[i], vals[i]);
+        }
+    }
+    return rec;
+}
+
+static void on_routed(const akg_route_answer *a, void *user);
+
+/* Asks the provider's model where the failed attempt goes (akg_provider_route); its answer
+ * comes back in on_routed. The failure's record is the last of j->candidates, which is also
+ * the history the model reads. */
+static void conductor_ask_model(akg_job *j, const char *cls, const char *detail, int to_designer,
+                                const char *found_by)
+{
+    emit_stage(j, "verify", "attempt %d/%d: the Conductor asks the %s provider where %s goes",
+               j->attempt, j->max_step, j->provider, cls);
+    if (stopped(j))
+        return;
+    char err[1024];
+    akg_route_request req = {
+        .error_class = cls,
+        .detail = detail,
+        .found_by = found_by,
+        .rule_agent = to_designer ? "designer" : "coder",
+        .attempt = j->attempt,
+        .max_attempts = j->max_step,
+        .history = j->candidates,
+        .designer_allowed = !j->user_sketch_path,
+        .coder_allowed = strcmp(found_by, "design_check") != 0 && j->sketch != NULL,
+        .backend = j->backend,
+        .dsl = j->dsl,
+        .arch = j->arch,
+        .op_name = j->op_name,
+    };
+    if (akg_provider_route(j->session, &req, on_routed, j, &j->pop, err, sizeof err) != AKG_OK) {
+        akg_route_answer fallback = {.status = AKG_EIO, .message = err, .suggestion = ""};
+        on_routed(&fallback, j);
+    }
+}
+
+/* The model's routing, followed when usable: a class and an agent it may take (the Designer
+ * not for a user's design, the Coder not for a design the design check found wrong); anything
+ * else, and a failed request, leaves the routing to the rules, and the report says why. */
+static void on_routed(const akg_route_answer *a, void *user)
+{
+    akg_job *j = user;
+    j->pop = NULL;
+    if (j->cancelled || a->status == AKG_ECANCELED) {
+        job_finish(j, AKG_JOB_CANCELLED, "cancelled", "cancelled");
+        return;
+    }
+    cJSON *cand = cJSON_GetArrayItem(j->candidates, cJSON_GetArraySize(j->candidates) - 1);
+    const char *cls = ans_str(cand, "error_class", "?");
+    const char *detail = ans_str(cand, "detail", "");
+    const char *found_by = ans_str(cand, "found_by", "verify");
+    int rule_designer = strcmp(ans_str(cand, "blame", "code"), "design") == 0;
+    char why[1200] = "";
+    if (a->status != AKG_OK)
+        snprintf(why, sizeof why, "%s", a->message ? a->message : akg_strerror(a->status));
+    else if (a->agent == AKG_ROUTE_DESIGNER && j->user_sketch_path)
+        snprintf(why, sizeof why,
+                 "the model sent the failure to the Designer, but the design is the user's (%s)",
+                 j->user_sketch_path);
+    else if (a->agent == AKG_ROUTE_CODER && strcmp(found_by, "design_check") == 0)
+        snprintf(why, sizeof why,
+                 "the model sent the failure to the Coder, but the design check found the "
+                 "design itself wrong: no kernel of it can pass");
+    else if (a->agent == AKG_ROUTE_CODER && !j->sketch)
+        snprintf(why, sizeof why,
+                 "the model sent the failure to the Coder, but there is no "
+                 "design to lower");
+    int by_model = why[0] == '\0';
+    const char *agent = by_model        ? akg_route_agent_name(a->agent)
+                        : rule_designer ? "designer"
+                                        : "coder";
+    cJSON *rec =
+        conductor_record(j, cand, by_model ? "model" : "rules",
+                         by_model ? akg_route_class_name(a->cls) : rules_class(cls, rule_designer),
+                         agent, by_model ? a->suggestion : "");
+    if (rec && !by_model)
+        cJSON_AddStringToObject(rec, "fallback", why);
+    if (rec && a->provenance)
+        cJSON_AddItemToObject(rec, "model", cJSON_Duplicate(a->provenance, 1));
+    char msg[2400];
+    if (by_model)
+        snprintf(msg, sizeof msg,
+                 "conductor: attempt %d failed (%s, found by %s); the model classifies it as %s "
+                 "and %s%s%.600s",
+                 j->attempt, cls, found_by, akg_route_class_name(a->cls),
+                 a->agent == AKG_ROUTE_STOP       ? "stops"
+                 : a->agent == AKG_ROUTE_DESIGNER ? "routes it to the Designer"
+                                                  : "routes it to the Coder",
+                 a->suggestion && *a->suggestion ? ": " : "", a->suggestion ? a->suggestion : "");
+    else
+        snprintf(msg, sizeof msg,
+                 "conductor: attempt %d failed (%s, found by %s); the model's routing is not "
+                 "usable (%.1500s), so the rules route it to the %s",
+                 j->attempt, cls, found_by, why, rule_designer ? "Designer" : "Coder");
+    emit_log(j, AKG_LOG_WARN, msg);
+    if (stopped(j))
+        return;
+    if (by_model && a->agent == AKG_ROUTE_STOP && j->best) {
+        finish_with_best(j, "the Conductor's model stopped the attempts");
+        return;
+    }
+    if (by_model && a->agent == AKG_ROUTE_STOP) {
+        char end[4400];
+        snprintf(
+            end, sizeof end,
+            "the Conductor's model stopped after attempt %d of %d (%s)%s%.1000s; last: %.2000s",
+            j->attempt, j->max_step, akg_route_class_name(a->cls),
+            a->suggestion && *a->suggestion ? ": " : "", a->suggestion ? a->suggestion : "",
+            detail);
+        job_finish(j, AKG_JOB_FAIL, cls, end);
+        return;
+    }
+    conductor_next(j, by_model ? a->agent == AKG_ROUTE_DESIGNER : rule_designer);
+}
+
 /* Records the failed candidate and decides where the next attempt starts:
  * code errors (build, runtime, crash, timeout, forbidden, resource_limit,
  * late_write, background_work, and a kernel that disagrees with a design the
@@ -407,7 +582,13 @@ static int design_verdict(const akg_job *j)
  * which lowers conservatively; a design the interpreter found wrong, and a
  * mismatch whose design could not be checked, go back to the Designer with
  * the failure as feedback. A user's design is not the Designer's to replace:
- * its design error ends the job. */
+ * its design error ends the job. A provider that routes (akg_provider_route: the openai
+ * provider's model) is asked where the next attempt goes, with the class, the detail, the
+ * attempt and the budget and the earlier attempts; its answer is followed when usable, else
+ * the rules above decide. Either way the candidate's "conductor" record in the report says who
+ * routed (model or rules), the class, the agent, the suggestion (which reaches the next
+ * agent's prompt through the feedback), and for a fallback why the model's answer was not
+ * used. */
 static void conductor_decide(akg_job *j, const char *cls, const char *detail, const cJSON *ans,
                              int to_designer, const char *found_by)
 {
@@ -462,19 +643,19 @@ static void conductor_decide(akg_job *j, const char *cls, const char *detail, co
         job_finish(j, AKG_JOB_FAIL, cls, msg);
         return;
     }
+    if (j->session && akg_provider_can_route(j->session)) {
+        /* the request borrows its strings until the answer: the candidate's, not the caller's */
+        conductor_ask_model(j, ans_str(cand, "error_class", cls), ans_str(cand, "detail", ""),
+                            to_designer, ans_str(cand, "found_by", found_by));
+        return;
+    }
+    conductor_record(j, cand, "rules", rules_class(cls, to_designer),
+                     to_designer ? "designer" : "coder", "");
     char msg[1200];
     snprintf(msg, sizeof msg, "conductor: attempt %d failed (%s, found by %s); routing to the %s",
              j->attempt, cls, found_by, to_designer ? "Designer" : "Coder");
     emit_log(j, AKG_LOG_WARN, msg);
-    if (stopped(j))
-        return;
-    j->attempt++;
-    if (to_designer) {
-        stage_design(j);
-    } else {
-        j->safe_mode = 1;
-        stage_code(j);
-    }
+    conductor_next(j, to_designer);
 }
 
 /* Routes a failure (cls, detail; ans the harness's answer or NULL). A kernel's numerical or
@@ -1141,7 +1322,9 @@ static void stage_code(akg_job *j)
                             .probe = j->probe,
                             .backend = j->be,
                             .safe = j->safe_mode != 0,
-                            .sketch_file = "sketch.sketch"};
+                            .sketch_file = "sketch.sketch",
+                            /* the failure the Conductor sent back to the Coder */
+                            .feedback = j->safe_mode ? j->feedback : NULL};
     if (akg_provider_code(j->session, &req, on_coded, j, &j->pop, err, sizeof err))
         job_finish(j, AKG_JOB_ERROR, "crash", err);
 }

@@ -193,12 +193,20 @@ static void wrap_cancel(void *state, akg_provider_op *op)
     }
 }
 
-static const akg_provider wrong_code = {"wrong_code", "builtin's kernels, one element spoilt",
-                                        open_wrong_code, wrap_close, wrap_design, wrap_code,
-                                        wrap_cancel};
-static const akg_provider wrong_design = {"wrong_design", "builtin's designs of sigmoid for relu",
-                                          open_wrong_design, wrap_close, wrap_design, wrap_code,
-                                          wrap_cancel};
+static const akg_provider wrong_code = {.name = "wrong_code",
+                                        .description = "builtin's kernels, one element spoilt",
+                                        .session_open = open_wrong_code,
+                                        .session_close = wrap_close,
+                                        .design = wrap_design,
+                                        .code = wrap_code,
+                                        .cancel = wrap_cancel};
+static const akg_provider wrong_design = {.name = "wrong_design",
+                                          .description = "builtin's designs of sigmoid for relu",
+                                          .session_open = open_wrong_design,
+                                          .session_close = wrap_close,
+                                          .design = wrap_design,
+                                          .code = wrap_code,
+                                          .cancel = wrap_cancel};
 
 /* this test's registry, in place of engine/providers/registry.c's */
 const akg_provider *const akg_provider_registry[] = {&akg_provider_builtin, &wrong_code,

@@ -2,8 +2,9 @@
 
 The server replays a recorded conversation for relu (tests/providers/fixtures/script_relu_*.json):
 the first answer's sketch does not check (the provider sends the checker's diagnostics back), the
-second checks but computes abs(x) (verification fails, the Conductor routes it to the Designer
-with the failure), the third holds a broken block and then the right sketch, which passes. The
+second checks but computes abs(x) (the design check fails; the Conductor's model classifies it as
+a design error for the Designer, with a suggestion), the fourth holds a broken block and then the
+right sketch, which passes. The
 report and the store show both designs and their tokens; the API key set in the environment
 reaches the server's Authorization header and nothing else: not the run folder, the store, the
 CLI's output."""
@@ -36,16 +37,18 @@ class OpenAIProviderTest(ReplayTest):
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         self.assertEqual(report["status"], "pass", json.dumps(report, indent=1)[-3000:])
 
-        # three model requests: the unchecked sketch, its repair, the routed redesign
+        # four model requests: the unchecked sketch, its repair, the Conductor, the redesign
         st = self.stats()
-        self.assertEqual(st["requests"], 3, st)
+        self.assertEqual(st["requests"], 4, st)
         self.assertTrue(all(b.get("stream") for b in st["bodies"]), st["bodies"][0].keys())
         self.assertEqual(set(st["auth"]), {"Bearer " + self.key})
         last_user = [b["messages"][-1]["content"] for b in st["bodies"]]
         self.assertIn("t9", last_user[1])  # the checker's diagnostic went back to the model
         self.assertIn("sketch.sketch:", last_user[1])
-        self.assertIn("abs(t0)", last_user[2])  # the tried design, with the failure's class
-        self.assertIn("Attempt 1 failed", last_user[2])
+        self.assertIn("`design_error`", last_user[2])  # the Conductor's question
+        self.assertIn("abs(t0)", last_user[3])  # the tried design, with the failure's class
+        self.assertIn("Attempt 1 failed", last_user[3])
+        self.assertIn("the Conductor's suggestion: abs(x) is not relu", last_user[3])
         self.assertIn("The Unified Sketch language", st["bodies"][0]["messages"][0]["content"])
 
         # the report: the wrong design's candidate, then the passing one, each with its tokens
@@ -54,6 +57,10 @@ class OpenAIProviderTest(ReplayTest):
         first, last = cands[0], cands[-1]
         self.assertEqual(first["status"], "fail")
         self.assertEqual(first["blame"], "design")
+        routed = first["conductor"]
+        self.assertEqual((routed["routed_by"], routed["class"], routed["agent"]),
+                         ("model", "design_error", "designer"), routed)
+        self.assertEqual(routed["model"]["prompt_tokens"], 1500)
         self.assertEqual(last["status"], "pass")
         d1, d2 = first["design"], last["design"]
         self.assertEqual(d1["source"], "openai")

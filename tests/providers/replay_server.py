@@ -21,7 +21,9 @@ Scenarios (the fixture is <name>.json for a plain request, <name>.sse when the b
   echokey                      401 whose message repeats the Authorization header it got
   script-<name>                the n-th request of a tag gets fixtures/script_<name>_<n>.json (the
                                last one again past the end): a conversation recorded in turns;
-                               a streaming request gets the same answer as SSE chunks
+                               a streaming request gets the same answer as SSE chunks; a turn
+                               {"replay_as": "<fixture>"} answers as that fixture does, a turn
+                               {"replay_hang": true} never answers (a timeout)
   paced-<name>                 script-<name>, streamed in 40-character chunks 0.1 s apart (the
                                progress a client shows while an answer streams)
 """
@@ -99,6 +101,12 @@ class Handler(BaseHTTPRequestHandler):
             return
         wanted = "script_%s_%d.json" % (name, n)
         raw = fixture(wanted if wanted in turns else "script_%s_%d.json" % (name, len(turns)))
+        turn = json.loads(raw)
+        if turn.get("replay_hang"):
+            self.wait_forever()
+            return
+        if "replay_as" in turn:  # the same answer as another fixture
+            raw = fixture(turn["replay_as"])
         if not stream:
             self.send_json(200, raw)
             return

@@ -10,11 +10,21 @@
  *    the sketch was designed, for the report and the store), or with a
  *    failure: a status, a message for a person and, when the failure is
  *    about a construct of the reference, its range (the editor underlines it);
- *  - code: a checked sketch with its task and the safe-mode flag, answered
- *    with the kernel's files (akg_kernel_files, backend.h) or a failure.
+ *  - code: a checked sketch with its task, the safe-mode flag and the failure
+ *    the Conductor sent back to the Coder, answered with the kernel's files
+ *    (akg_kernel_files, backend.h) or a failure;
+ *  - route (optional): a failed attempt (the Verifier's class and detail, the
+ *    attempt and the budget, the earlier attempts) answered with the Conductor's
+ *    choice: the failure's class (truncated_output, local_code_error,
+ *    design_error, environment_error, timeout), the next agent (coder, designer
+ *    or stop) and a suggestion for it. A provider without it, or an answer that
+ *    is not usable (status not AKG_OK), leaves the routing to the pipeline's
+ *    rules (engine/workflows/pipeline.c, the Conductor), which say so in the
+ *    report.
  *
  * `builtin` (engine/providers/builtin/provider_builtin.c) designs by rule and
- * lowers through the backend's emitter. Providers are listed in
+ * lowers through the backend's emitter; it has no route: the rules route. `openai`
+ * asks a model for all three (engine/providers/openai/README.md). Providers are listed in
  * engine/providers/registry.c, one line each; `--provider` takes their names.
  *
  * Sessions and requests. A job opens one session (akg_provider_session_new)
@@ -26,7 +36,7 @@
  * akg_provider_cancel() runs the callback with AKG_ECANCELED before it
  * returns; akg_provider_session_free() cancels a pending request first.
  *
- * Ownership. A request's pointers (reference, probe, feedback, sketch) are
+ * Ownership. A request's pointers (reference, probe, feedback, sketch, history) are
  * borrowed and must stay valid until its callback. An answer and everything
  * it points to is owned by the provider and valid only during the callback,
  * except the kernel files of a code answer, which the callback may take
@@ -80,6 +90,9 @@ typedef struct {
     const akg_backend *backend;      /* the target (required) */
     bool safe;                       /* conservative lowering (the Conductor's answer to a crash) */
     const char *sketch_file;         /* the sketch's file name, for comments in the output */
+    /* the last failure the Conductor sent to the Coder ({class, detail, suggestion, routed_by});
+       NULL at first or after a new design */
+    const cJSON *feedback;
 } akg_code_request;
 
 typedef struct {
@@ -90,8 +103,50 @@ typedef struct {
                                 NULL for a rule-based lowering; the report's "code" */
 } akg_code_answer;
 
+/* The failure classes a route answer names, and where the next attempt goes. */
+typedef enum {
+    AKG_ROUTE_TRUNCATED_OUTPUT,  /* an agent's answer was cut (a kernel or sketch incomplete) */
+    AKG_ROUTE_LOCAL_CODE_ERROR,  /* the kernel is wrong where the design is right */
+    AKG_ROUTE_DESIGN_ERROR,      /* the design computes something else, or cannot be lowered */
+    AKG_ROUTE_ENVIRONMENT_ERROR, /* the machine: a missing compiler, runtime or device */
+    AKG_ROUTE_TIMEOUT            /* the kernel (or its build) ran out of time */
+} akg_route_class;
+
+typedef enum { AKG_ROUTE_CODER, AKG_ROUTE_DESIGNER, AKG_ROUTE_STOP } akg_route_agent;
+
+/* "truncated_output", ...; "coder", "designer", "stop" (static strings). */
+const char *akg_route_class_name(akg_route_class cls);
+const char *akg_route_agent_name(akg_route_agent agent);
+
+typedef struct {
+    const char *error_class; /* the Verifier's (or the build's, the design check's) class */
+    const char *detail;      /* its detail */
+    const char *found_by;    /* "verify" or "design_check" */
+    const char *rule_agent;  /* where the rules would send it: "coder" or "designer" */
+    int attempt;             /* 1-based: the attempt that failed */
+    int max_attempts;        /* the job's budget (max_step) */
+    /* the earlier failed attempts, oldest first: [{step, error_class, detail, agent,
+       routed_by}] (may be NULL) */
+    const cJSON *history;
+    bool designer_allowed; /* false: the design is the user's, only the Coder or stop */
+    bool coder_allowed;    /* false: the design itself was found wrong, no code of it passes */
+    const char *backend, *dsl, *arch;
+    const char *op_name; /* may be NULL */
+} akg_route_request;
+
+typedef struct {
+    int status;          /* AKG_OK: cls, agent and suggestion hold the choice; AKG_ECANCELED;
+                            another status: no usable answer (the rules route) */
+    const char *message; /* not AKG_OK: why, for the report ("the model's answer is not JSON") */
+    akg_route_class cls;
+    akg_route_agent agent;
+    const char *suggestion;  /* for the next agent's prompt ("" when none) */
+    const cJSON *provenance; /* the model's requests and tokens, usable or not (may be NULL) */
+} akg_route_answer;
+
 typedef void (*akg_design_cb)(const akg_design_answer *answer, void *user);
 typedef void (*akg_code_cb)(akg_code_answer *answer, void *user);
+typedef void (*akg_route_cb)(const akg_route_answer *answer, void *user);
 
 /* Progress of a pending request, for the front ends (who is asked, which model, the tokens so
  * far). A provider that asks a model reports it; builtin reports nothing. */
@@ -104,7 +159,7 @@ typedef enum {
 
 typedef struct {
     akg_progress_kind kind;
-    const char *agent;      /* "designer" or "coder" */
+    const char *agent;      /* "designer", "coder" or "conductor" */
     const char *model;      /* the model asked; "" when unknown */
     int request;            /* 1-based: the request of this op (a repair asks again) */
     long prompt_tokens;     /* -1 when unknown */
@@ -153,6 +208,12 @@ int akg_provider_design(akg_provider_session *session, const akg_design_request 
                         size_t errlen);
 int akg_provider_code(akg_provider_session *session, const akg_code_request *req, akg_code_cb cb,
                       void *user, akg_provider_op **op, char *err, size_t errlen);
+/* Whether the session's provider routes failures (has a route operation). */
+bool akg_provider_can_route(const akg_provider_session *session);
+/* Asks the provider where a failed attempt goes next; as the others (AKG_EUNSUPPORTED when
+ * the provider has no route: the caller's rules decide). */
+int akg_provider_route(akg_provider_session *session, const akg_route_request *req, akg_route_cb cb,
+                       void *user, akg_provider_op **op, char *err, size_t errlen);
 /* Cancels a pending request: the provider stops its work (timers, transfers)
  * and the callback runs with AKG_ECANCELED before this returns. */
 void akg_provider_cancel(akg_provider_op *op);
@@ -177,6 +238,10 @@ struct akg_provider {
     /* Stops the work of the pending op; the session completes it with
      * AKG_ECANCELED, and the provider must not complete it afterwards. */
     void (*cancel)(void *state, akg_provider_op *op);
+    /* Start a route request, as design and code; NULL: the pipeline's rules route every
+     * failure. Last, so that a provider written before it (positional fields) has none. */
+    int (*route)(void *state, const akg_route_request *req, akg_provider_op *op, char *err,
+                 size_t errlen);
 };
 
 /* A provider's own pointer for a pending op (its timer, its transfer). */
@@ -187,5 +252,6 @@ void akg_provider_op_progress(const akg_provider_op *op, const akg_provider_prog
 /* Completes op with answer (runs the callback; op is freed after it). */
 void akg_provider_complete_design(akg_provider_op *op, const akg_design_answer *answer);
 void akg_provider_complete_code(akg_provider_op *op, akg_code_answer *answer);
+void akg_provider_complete_route(akg_provider_op *op, const akg_route_answer *answer);
 
 #endif

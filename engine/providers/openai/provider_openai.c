@@ -16,8 +16,17 @@
  * Coder's prompt (prompts/coder.md: the sketch, the reference, the emitter's refusal) goes to
  * the coder's model and the kernel and model_new.py are taken from its fenced blocks.
  *
- * Levels: agent_model_config in the DSL's config.yaml maps designer/coder to complex,
- * standard or fast; without it, standard. Settings come from akg_openai_settings_load.
+ * Route: the Conductor's prompt (prompts/conductor.md: the failure's class and detail, the
+ * attempt and the budget, where the rules would send it, who may take it, the earlier attempts)
+ * goes to the conductor's model, whose answer is read by route.c: a JSON object with the
+ * class (truncated_output, local_code_error, design_error, environment_error, timeout), the
+ * next agent (coder, designer, stop) and a suggestion. An answer without one, or a request that
+ * failed (a timeout, an HTTP error), is answered with a status other than AKG_OK and its
+ * reason: the pipeline's rules route then, and the report says why. One request, no repair:
+ * the rules are a good answer, and a second question would cost an attempt's time.
+ *
+ * Levels: agent_model_config in the DSL's config.yaml maps designer/coder/conductor to
+ * complex, standard or fast; without it, standard. Settings come from akg_openai_settings_load.
  *
  * Provenance: {"source": "openai", "agent", "level", "model", "settings" (never the key),
  * "requests": [{outcome, prompt_tokens, completion_tokens, attempts, elapsed_ms, checked,
@@ -41,6 +50,7 @@
 #include "akg/sketch.h"
 #include "openai.h"
 #include "prompt.h"
+#include "route.h"
 
 #define OA_MAX_REPAIRS 2
 #define OA_MAX_MESSAGES (2 + 2 * OA_MAX_REPAIRS)
@@ -48,6 +58,8 @@
 #define OA_PROBE_BUDGET 12000
 #define OA_GRAMMAR_BUDGET 22000
 #define OA_FEEDBACK_BUDGET 12000
+#define OA_ROUTE_DETAIL_BUDGET 6000
+#define OA_ROUTE_HISTORY_BUDGET 4000
 #define OA_ANSWER_BUDGET 16000
 /* the transcript kept in the provenance: the last message of each request (the first is the
  * filled template, whose system part is the grammar: not kept) and its answer */
@@ -66,8 +78,10 @@ typedef struct {
     oa_session *session;
     akg_provider_op *op; /* NULL once answered or cancelled */
     int is_code;
+    int is_route; /* a Conductor's request (is_code is 0) */
     akg_design_request dreq;
     akg_code_request creq;
+    akg_route_request rreq;
     akg_openai_settings *settings;
     akg_openai_call *call;
     akg_openai_message msgs[OA_MAX_MESSAGES];
@@ -122,9 +136,31 @@ static void code_fail(oa_work *w, int status, const char *msg)
     akg_provider_complete_code(op, &a);
 }
 
+static void route_fail(oa_work *w, int status, const char *msg)
+{
+    akg_provider_op *op = take_op(w);
+    if (!op)
+        return;
+    akg_route_answer a = {
+        .status = status, .message = msg, .suggestion = "", .provenance = w->provenance};
+    akg_provider_complete_route(op, &a);
+}
+
+static const char *agent_of(const oa_work *w)
+{
+    return w->is_route ? "conductor" : w->is_code ? "coder" : "designer";
+}
+
+static const char *agent_title(const oa_work *w)
+{
+    return w->is_route ? "Conductor" : w->is_code ? "Coder" : "Designer";
+}
+
 static void fail(oa_work *w, int status, const char *msg)
 {
-    if (w->is_code)
+    if (w->is_route)
+        route_fail(w, status, msg);
+    else if (w->is_code)
         code_fail(w, status, msg);
     else
         design_fail(w, status, msg);
@@ -209,11 +245,15 @@ static char *feedback_text(const cJSON *fb, int attempt)
                     "- class: %s\n- detail: %s\n",
                     attempt - 1, cJSON_IsString(cls) ? cls->valuestring : "?",
                     cJSON_IsString(detail) ? detail->valuestring : "?");
+    const char *suggestion = cJSON_GetStringValue(cJSON_GetObjectItem(fb, "suggestion"));
+    if (suggestion && *suggestion)
+        akg_buf_appendf(&b, "- the Conductor's suggestion: %s\n", suggestion);
     cJSON *rest = cJSON_Duplicate(fb, 1);
     if (rest) {
-        cJSON_DeleteItemFromObject(rest, "tried");
-        cJSON_DeleteItemFromObject(rest, "class");
-        cJSON_DeleteItemFromObject(rest, "detail");
+        static const char *const shown[] = {"tried",      "class",     "detail",
+                                            "suggestion", "routed_by", "conductor_class"};
+        for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++)
+            cJSON_DeleteItemFromObject(rest, shown[i]);
         char *s = cJSON_PrintUnformatted(rest);
         char *t = s ? akg_prompt_trim(s, OA_FEEDBACK_BUDGET / 3) : NULL;
         if (t && strcmp(t, "{}") != 0)
@@ -252,7 +292,7 @@ static void report(oa_work *w, akg_progress_kind kind, long prompt, long complet
         return;
     uint64_t now = uv_now(w->session->loop);
     akg_provider_progress p = {.kind = kind,
-                               .agent = w->is_code ? "coder" : "designer",
+                               .agent = agent_of(w),
                                .model = w->settings && w->settings->model ? w->settings->model : "",
                                .request = w->request_no,
                                .prompt_tokens = prompt,
@@ -346,7 +386,7 @@ static void record_request(oa_work *w, const akg_openai_answer *a, int checked)
     cJSON_AddNumberToObject(r, "elapsed_ms", a->elapsed_ms);
     if (a->tls_verify_off)
         cJSON_AddBoolToObject(r, "tls_verify_off", 1);
-    if (!w->is_code)
+    if (!w->is_code && !w->is_route)
         cJSON_AddBoolToObject(r, "sketch_checks", checked);
     if (a->finish_reason && *a->finish_reason)
         cJSON_AddStringToObject(r, "finish_reason", a->finish_reason);
@@ -581,6 +621,35 @@ static void code_answered(oa_work *w, const akg_openai_answer *a)
     akg_kernel_files_free(&files);
 }
 
+/* The Conductor's answer: a routing (route.c), else the reason it is not usable. */
+static void route_answered(oa_work *w, const akg_openai_answer *a)
+{
+    record_request(w, a, 0);
+    akg_route_choice c;
+    char why[512];
+    int rc = akg_route_parse(a->text, &c, why, sizeof why);
+    if (rc != AKG_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg,
+                 "the Conductor's model (%s at level %s) gave no usable routing%s: %s",
+                 w->settings->model, w->settings->level,
+                 a->outcome == AKG_OPENAI_LENGTH ? " (its answer was cut at max_tokens)" : "", why);
+        route_fail(w, rc, msg);
+        return;
+    }
+    cJSON_AddStringToObject(w->provenance, "class", akg_route_class_name(c.cls));
+    cJSON_AddStringToObject(w->provenance, "next_agent", akg_route_agent_name(c.agent));
+    akg_provider_op *op = take_op(w);
+    akg_route_answer ans = {.status = AKG_OK,
+                            .cls = c.cls,
+                            .agent = c.agent,
+                            .suggestion = c.suggestion,
+                            .provenance = w->provenance};
+    if (op)
+        akg_provider_complete_route(op, &ans);
+    akg_route_choice_free(&c);
+}
+
 static void on_chat_done(const akg_openai_answer *a, void *user)
 {
     oa_work *w = user;
@@ -594,10 +663,11 @@ static void on_chat_done(const akg_openai_answer *a, void *user)
     if (a->outcome != AKG_OPENAI_OK && a->outcome != AKG_OPENAI_LENGTH) {
         record_request(w, a, 0);
         char msg[2048];
-        snprintf(msg, sizeof msg, "the openai %s's request failed (%s): %s",
-                 w->is_code ? "Coder" : "Designer", akg_openai_outcome_name(a->outcome),
-                 a->message ? a->message : "no answer");
+        snprintf(msg, sizeof msg, "the openai %s's request failed (%s): %s", agent_title(w),
+                 akg_openai_outcome_name(a->outcome), a->message ? a->message : "no answer");
         fail(w, a->status != AKG_OK ? a->status : AKG_EIO, msg);
+    } else if (w->is_route) {
+        route_answered(w, a);
     } else if (w->is_code) {
         code_answered(w, a);
     } else {
@@ -611,8 +681,10 @@ static void on_chat_done(const akg_openai_answer *a, void *user)
 static int prepare(oa_work *w, const char *agent, char *err, size_t errlen)
 {
     oa_session *s = w->session;
-    const char *backend = w->is_code ? w->creq.backend->name : w->dreq.backend;
-    const char *dsl = w->is_code ? w->creq.backend->dsl : w->dreq.dsl;
+    const char *backend = w->is_route  ? w->rreq.backend
+                          : w->is_code ? w->creq.backend->name
+                                       : w->dreq.backend;
+    const char *dsl = w->is_route ? w->rreq.dsl : w->is_code ? w->creq.backend->dsl : w->dreq.dsl;
     char level[64];
     agent_level(backend, dsl, agent, level, sizeof level);
     int rc = akg_openai_settings_load(NULL, level, &w->settings, err, errlen);
@@ -736,6 +808,35 @@ static int code_lower(oa_work *w, akg_kernel_files *files)
     return rc;
 }
 
+/* The Coder's {{last_error}}: why the emitter refused, and the failure the Conductor sent back
+ * (its class, the detail within a budget, the Conductor's suggestion) when there is one. */
+static char *coder_last_error(const akg_code_request *r, const char *lower_error)
+{
+    akg_buf b;
+    akg_buf_init(&b, 0);
+    akg_buf_appendf(&b,
+                    "akg's emitter for %s/%s could not lower this sketch: %s. Write the kernel "
+                    "yourself%s.",
+                    r->backend->name, r->backend->dsl, lower_error ? lower_error : "?",
+                    r->safe ? "; the last kernel failed, so keep it conservative (no unchecked "
+                              "indexing, no racy writes)"
+                            : "");
+    const char *cls = cJSON_GetStringValue(cJSON_GetObjectItem(r->feedback, "class"));
+    const char *detail = cJSON_GetStringValue(cJSON_GetObjectItem(r->feedback, "detail"));
+    const char *suggestion = cJSON_GetStringValue(cJSON_GetObjectItem(r->feedback, "suggestion"));
+    if (cls && detail) {
+        char *d = akg_prompt_trim(detail, OA_FEEDBACK_BUDGET / 2);
+        akg_buf_appendf(&b,
+                        "\n\nThe last kernel failed (%s); akg's Conductor sent it back to "
+                        "you, the Coder:\n\n```\n%s\n```\n",
+                        cls, d ? d : "");
+        free(d);
+    }
+    if (suggestion && *suggestion)
+        akg_buf_appendf(&b, "\nThe Conductor's suggestion: %s\n", suggestion);
+    return akg_buf_take(&b);
+}
+
 static int code_start_chat(oa_work *w, char *err, size_t errlen)
 {
     const akg_code_request *r = &w->creq;
@@ -749,14 +850,7 @@ static int code_start_chat(oa_work *w, char *err, size_t errlen)
     if (akg_sketch_print(r->sketch, &sketch) != 0)
         sketch = NULL;
     char *reference = reference_source(r->ref);
-    char last[2048];
-    snprintf(last, sizeof last,
-             "akg's emitter for %s/%s could not lower this sketch: %s. Write the kernel "
-             "yourself%s.",
-             r->backend->name, r->backend->dsl, w->lower_error ? w->lower_error : "?",
-             r->safe ? "; the last kernel crashed, so keep it conservative (no unchecked "
-                       "indexing, no racy writes)"
-                     : "");
+    char *last = coder_last_error(r, w->lower_error);
     char library_note[512];
     snprintf(library_note, sizeof library_note,
              "; akg builds `%s` into a shared library in the same folder: load it with "
@@ -768,7 +862,7 @@ static int code_start_chat(oa_work *w, char *err, size_t errlen)
         snprintf(skills_tokens, sizeof skills_tokens, "%d",
                  w->settings->max_prompt_tokens * 10 / 100);
     char *sys = NULL, *user = NULL;
-    if (!sketch || !reference) {
+    if (!sketch || !reference || !last) {
         rc = akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
     } else {
         akg_prompt_var vars[] = {
@@ -789,6 +883,102 @@ static int code_start_chat(oa_work *w, char *err, size_t errlen)
     }
     free(sketch);
     free(reference);
+    free(last);
+    if (rc == AKG_OK && *sys)
+        rc = push_msg(w, "system", sys);
+    else
+        free(sys);
+    if (rc == AKG_OK)
+        rc = push_msg(w, "user", user);
+    else
+        free(user);
+    if (rc == AKG_OK)
+        rc = start_chat(w, err, errlen);
+    return rc;
+}
+
+/* The attempts before this one, a line each: the class, who routed it where, the detail's
+ * start (the report's candidates, whose last is the failure being routed). */
+static char *history_text(const cJSON *history, int attempt)
+{
+    akg_buf b;
+    akg_buf_init(&b, 0);
+    const cJSON *c;
+    int n = 0;
+    cJSON_ArrayForEach(c, history)
+    {
+        const cJSON *step = cJSON_GetObjectItem(c, "step");
+        if (!cJSON_IsNumber(step) || step->valueint >= attempt)
+            continue;
+        const char *status = cJSON_GetStringValue(cJSON_GetObjectItem(c, "status"));
+        const char *cls = cJSON_GetStringValue(cJSON_GetObjectItem(c, "error_class"));
+        const char *detail = cJSON_GetStringValue(cJSON_GetObjectItem(c, "detail"));
+        const cJSON *cd = cJSON_GetObjectItem(c, "conductor");
+        const char *agent = cJSON_GetStringValue(cJSON_GetObjectItem(cd, "agent"));
+        const char *by = cJSON_GetStringValue(cJSON_GetObjectItem(cd, "routed_by"));
+        akg_buf_appendf(&b, "- attempt %d: %s", step->valueint, status ? status : "?");
+        if (cls)
+            akg_buf_appendf(&b, " (%s)", cls);
+        if (agent)
+            akg_buf_appendf(&b, ", sent to the %s by the %s", agent, by ? by : "rules");
+        if (detail)
+            akg_buf_appendf(&b, ": %.300s%s", detail, strlen(detail) > 300 ? " [...]" : "");
+        akg_buf_puts(&b, "\n");
+        n++;
+    }
+    if (n == 0)
+        akg_buf_puts(&b, "None: this was the first attempt.\n");
+    char *all = akg_buf_take(&b);
+    char *t = all ? akg_prompt_trim(all, OA_ROUTE_HISTORY_BUDGET) : NULL;
+    free(all);
+    return t;
+}
+
+static int route_start_chat(oa_work *w, char *err, size_t errlen)
+{
+    const akg_route_request *r = &w->rreq;
+    int rc = prepare(w, "conductor", err, errlen);
+    if (rc != AKG_OK)
+        return rc;
+    char attempt[16], max_attempts[16];
+    snprintf(attempt, sizeof attempt, "%d", r->attempt);
+    snprintf(max_attempts, sizeof max_attempts, "%d", r->max_attempts);
+    const char *allowed = r->designer_allowed && r->coder_allowed ? "coder, designer or stop"
+                          : r->designer_allowed ? "designer or stop (the design itself was found "
+                                                  "wrong: no kernel of it can pass)"
+                          : r->coder_allowed    ? "coder or stop (the design is the user's: no "
+                                                  "other design is tried)"
+                                                : "stop";
+    const char *found_by = r->found_by && strcmp(r->found_by, "design_check") == 0
+                               ? "design check (the sketch run in a reference interpreter)"
+                               : "Verifier";
+    const char *rule =
+        r->rule_agent && strcmp(r->rule_agent, "designer") == 0 ? "Designer" : "Coder";
+    char *detail = akg_prompt_trim(r->detail, OA_ROUTE_DETAIL_BUDGET);
+    char *history = history_text(r->history, r->attempt);
+    char *sys = NULL, *user = NULL;
+    if (!detail || !history) {
+        rc = akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
+    } else {
+        akg_prompt_var vars[] = {
+            {"backend", r->backend},
+            {"dsl", r->dsl},
+            {"arch", r->arch},
+            {"op_name", r->op_name ? r->op_name : "op"},
+            {"attempt", attempt},
+            {"max_attempts", max_attempts},
+            {"error_class", r->error_class},
+            {"found_by", found_by},
+            {"rule_agent", rule},
+            {"allowed", allowed},
+            {"detail", detail},
+            {"history", history},
+        };
+        rc = akg_prompt_render("conductor", vars, sizeof vars / sizeof vars[0], &sys, &user, err,
+                               errlen);
+    }
+    free(detail);
+    free(history);
     if (rc == AKG_OK && *sys)
         rc = push_msg(w, "system", sys);
     else
@@ -817,7 +1007,9 @@ static void on_first_step(uv_timer_t *t)
         return;
     char err[2048] = "";
     int rc;
-    if (w->is_code) {
+    if (w->is_route) {
+        rc = route_start_chat(w, err, sizeof err);
+    } else if (w->is_code) {
         akg_kernel_files files = {0};
         if (code_lower(w, &files) == AKG_OK) {
             akg_provider_op *op = take_op(w);
@@ -898,6 +1090,19 @@ static int oa_code(void *state, const akg_code_request *req, akg_provider_op *op
     return start_work(state, op, w, err, errlen);
 }
 
+static int oa_route(void *state, const akg_route_request *req, akg_provider_op *op, char *err,
+                    size_t errlen)
+{
+    if (!req->error_class || !req->detail)
+        return akg_fail(err, errlen, AKG_EINVAL, "a route request needs the failure's class");
+    oa_work *w = calloc(1, sizeof *w);
+    if (!w)
+        return akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
+    w->is_route = 1;
+    w->rreq = *req;
+    return start_work(state, op, w, err, errlen);
+}
+
 /* Stops the pending step; the session answers op with AKG_ECANCELED. */
 static void oa_cancel(void *state, akg_provider_op *op)
 {
@@ -919,11 +1124,13 @@ static void oa_cancel(void *state, akg_provider_op *op)
 const akg_provider akg_provider_openai = {
     .name = "openai",
     .description = "a model behind an OpenAI-compatible endpoint (settings.json, "
-                   "AKG_AGENTS_BASE_URL) designs the sketches; bound sketches are lowered "
-                   "through the backend's emitter, others coded by the model",
+                   "AKG_AGENTS_BASE_URL) designs the sketches and routes failed attempts; "
+                   "bound sketches are lowered through the backend's emitter, others coded by "
+                   "the model",
     .session_open = oa_open,
     .session_close = oa_close,
     .design = oa_design,
     .code = oa_code,
     .cancel = oa_cancel,
+    .route = oa_route,
 };
