@@ -157,6 +157,8 @@ class CandidateProcess:
         self.in_mm: Optional[mmap.mmap] = None
         self.in_u8: Optional[torch.Tensor] = None
         self.windows: Optional[List[List[Tuple[int, int]]]] = None
+        self.windows_gen = 0  # counts write_windows calls: a GPU child copies each generation once
+        self.windows_top = 0  # the bytes the windows span
         try:
             os.ftruncate(self.in_fd, INPUT_RESERVE)
             self.in_mm = mmap.mmap(self.in_fd, INPUT_RESERVE)
@@ -528,6 +530,8 @@ class CandidateProcess:
                 self.in_u8[off:off + nbytes].view(t.dtype).copy_(flat)
                 self.in_u8[off + nbytes:off + 2 * nbytes].view(t.dtype).copy_(flat)
         self.windows = layout
+        self.windows_gen += 1
+        self.windows_top = top
 
     def window_inputs(self, bases: List[List[Any]], variants: List[Tuple[int, List[int]]]
                       ) -> Tuple[List[Any], List[List[torch.Tensor]]]:
@@ -554,8 +558,8 @@ class CandidateProcess:
     def call(self, batch: List[List[Any]], check: Optional[List[int]] = None, expect: Optional[List[int]] = None,
              null: bool = False, what: str = "ModelNew.forward",
              rolls: Optional[List[Optional[List[int]]]] = None, delay_s: float = 0.005,
-             poison: bool = False, settle: int = 0, prepared: Optional[Tuple[List[Any], List[List[torch.Tensor]]]] = None
-             ) -> CallResult:
+             poison: bool = False, settle: int = 0, prepared: Optional[Tuple[List[Any], List[List[torch.Tensor]]]] = None,
+             windowed: bool = False) -> CallResult:
         """One batch of calls of the candidate, back to back, timed by the judge from "go" to
         "done". For the sets listed in ``check`` (timed ones: the first ``settle`` sets are
         settling calls, untimed, whose outputs the child lets go at once) the outputs are read at
@@ -566,7 +570,9 @@ class CandidateProcess:
         ``poison`` the judge first fills the memory of the last
         batch's outputs with 0xFF bytes (NaN, -1, 255, True): the child frees them when the command
         arrives and the kernel's next allocation of that size most likely gets them back, so an
-        element it does not write shows up (verify poisons; profile does not, it checks fresh inputs)."""
+        element it does not write shows up (verify poisons; profile does not, it checks fresh inputs).
+        ``windowed``: ``prepared`` came from ``window_inputs`` (a GPU child then takes the inputs
+        from its device copy of the windows)."""
         if self.dead_reason is not None:
             raise self.dead_reason
         if any(b < settle or b >= len(batch) for b in (check or [])):
@@ -578,19 +584,21 @@ class CandidateProcess:
                     _write_memory(self.child_pid, addr, _poison(nbytes))
             if prepared is None:
                 prepared = self.write_inputs(batch, rolls)
-            return self._call(batch, check or [], expect or [], null, what, prepared, delay_s, settle)
+            mirror = [self.windows_gen, self.windows_top] if windowed and self.windows is not None else None
+            return self._call(batch, check or [], expect or [], null, what, prepared, delay_s, settle, mirror)
         except HarnessError as err:
             if err.error_class in (TIMEOUT, CRASH, RESOURCE_LIMIT, SANDBOX_ERROR, LATE_WRITE):
                 self.dead_reason = err
             raise
 
     def _call(self, batch: List[List[Any]], check: List[int], expect: List[int], null: bool, what: str,
-              prepared: Tuple[List[Any], List[List[torch.Tensor]]], delay_s: float, settle: int) -> CallResult:
+              prepared: Tuple[List[Any], List[List[torch.Tensor]]], delay_s: float, settle: int,
+              mirror: Optional[List[int]] = None) -> CallResult:
         structures, written = prepared
         expected = {b: [t.clone() for t in written[b]] for b in check}
         blob = pickle.dumps(structures, protocol=pickle.HIGHEST_PROTOCOL)
         cpu_begin = self.cgroup.cpu_ns()
-        self._send({"op": "call", "null": null, "settle": settle}, blob)
+        self._send({"op": "call", "null": null, "settle": settle, "mirror": mirror}, blob)
         msg = self._recv(self._deadline(), f"preparing {what}")
         if not msg.get("ready"):
             raise self._kernel_error(msg, RUNTIME_ERROR)

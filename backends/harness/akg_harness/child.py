@@ -67,6 +67,11 @@ class Child:
         self.model: Optional[Callable[..., Any]] = None
         self.kernel_path = ""
         self.stdin = sys.stdin.buffer
+        # on a GPU, a device copy of the input region's windows (the judge's generation of them):
+        # a profile's calls take their inputs from it device to device, not each from the host
+        self.mirror: Optional[torch.Tensor] = None
+        self.mirror_gen = -1
+        self.mirrored = False
 
     def send(self, obj: Dict[str, Any]) -> None:
         self.answers.write(json.dumps(obj, separators=(",", ":"), allow_nan=True) + "\n")
@@ -88,6 +93,10 @@ class Child:
             nbytes = _itemsize(dtype)
             for s in shape:
                 nbytes *= s
+            if self.mirrored and self.mirror is not None and off + nbytes <= self.mirror.numel():
+                # a fresh device tensor per call, copied from the device's copy of the windows
+                # (what the kernel writes into it reaches no other call)
+                return self.mirror[off:off + nbytes].view(dtype).view(shape).clone()
             t = self.in_u8[off:off + nbytes].view(dtype).view(shape)
             # every input goes to this child's device, as the judge's reference gets it on its own
             # (the judge draws inputs on the host; the mark's device is where they were drawn)
@@ -97,6 +106,26 @@ class Child:
         if isinstance(value, tuple):
             return tuple(self._arg(v) for v in value)
         return value
+
+    def mirror_for(self, mirror: Any) -> None:
+        """On a GPU, for a call whose inputs are windows of the region (``mirror``: the judge's
+        generation of the windows and the bytes they span), the device copy of those bytes, made
+        once a generation: a profile's batches then copy each call's inputs device to device. On a
+        CPU, or for other calls, inputs come from the region itself."""
+        self.mirrored = False
+        if self.device.type == "cpu" or self.in_u8 is None:
+            return
+        if not (isinstance(mirror, list) and len(mirror) == 2 and all(isinstance(v, int) for v in mirror)):
+            self.mirror, self.mirror_gen = None, -1
+            return
+        gen, top = mirror
+        if top <= 0 or top > self.in_u8.numel():
+            return
+        if gen != self.mirror_gen or self.mirror is None or self.mirror.numel() < top:
+            self.mirror = None  # the old copy's memory goes back first
+            self.mirror = self.in_u8[:top].to(self.device)
+            self.mirror_gen = gen
+        self.mirrored = True
 
     def load(self, req: Dict[str, Any], blob: bytes) -> Dict[str, Any]:
         path = req["kernel"]
@@ -181,6 +210,7 @@ class Child:
         the block its predecessor freed; the timed calls' outputs stay alive until the next
         command, for the judge to read any of them."""
         self.held = []
+        self.mirror_for(req.get("mirror"))
         batch = [self._arg(structure) for structure in pickle.loads(blob)] if blob else [[]]
         null = bool(req.get("null"))
         settle = int(req.get("settle") or 0)
