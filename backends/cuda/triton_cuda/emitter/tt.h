@@ -96,6 +96,10 @@ typedef struct {
                                 core count and each program loops over the flattened
                                 iterations (grid-stride) */
     bool nontemporal_store;  /* `nontemporal` stores get cache_modifier=".cs" */
+    /* f32 tl.dot: "tf32x3" (three TF32 tensor-core products, the operands split in a high and a
+     * low TF32 part: f32-level error, the Verifier checks it) or "ieee" (FMA products) */
+    const char *f32_dot_precision;
+    bool launch_warps; /* launches name num_warps (8 for a kernel with a 128 x 128 dot tile) */
     /* model_new.py: the lines that import the device's runtime and set _AKG_DEVICE */
     const char *model_device;
 } tt_target;
@@ -128,7 +132,8 @@ typedef struct {
     const char *stored[64]; /* tensors stored so far by this kernel (barrier before a reload) */
     size_t n_stored;
     bool uses_math_precise;
-    int kernels; /* kernels emitted so far */
+    long dot_tile; /* the largest M x N tile of a tl.dot in the kernel being lowered */
+    int kernels;   /* kernels emitted so far */
 } tt_ctx;
 
 /* ---- tt_core.c ---- */

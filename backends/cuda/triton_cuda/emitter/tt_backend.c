@@ -32,6 +32,8 @@ const tt_target tt_target_cuda = {
     .const_pad_limit = 0,
     .core_bound = false,
     .nontemporal_store = true,
+    .f32_dot_precision = "tf32x3",
+    .launch_warps = true,
     .model_device =
         "# CUDA tensors, or any device under Triton's interpreter (TRITON_INTERPRET=1)\n"
         "_AKG_DEVICE = None if os.environ.get(\"TRITON_INTERPRET\") == \"1\" else "

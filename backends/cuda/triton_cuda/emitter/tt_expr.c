@@ -462,9 +462,11 @@ static tt_val *swap_axes(tt_ctx *C, tt_val *x)
  * the language says: accumulated in f32 (f64 when acc is f64), the result in acc's dtype (f32
  * without acc). The padded K of both operands is zeroed first (a padded lane may hold anything
  * a computation left there), so the padding adds nothing. With every side a constant of at
- * least 16 and f32/f16/bf16 operands it is tl.dot with an f32 accumulator, IEEE f32 products
- * (input_precision="ieee": TF32 would miss the Verifier's f32 tolerance); otherwise (small or
- * host-computed tiles, f64, integers) a broadcast product summed over K, correct at any size. */
+ * least 16 and f32/f16/bf16 operands it is tl.dot with an f32 accumulator; f32 products at
+ * the target's f32_dot_precision (plain TF32 would miss the Verifier's f32 tolerance: on CUDA
+ * "tf32x3", three tensor-core products of split operands with f32-level error, else "ieee");
+ * otherwise (small or host-computed tiles, f64, integers) a broadcast product summed over K,
+ * correct at any size. The kernel's largest dot tile is recorded for its launch (num_warps). */
 static tt_val *gemm_value(tt_ctx *C, const akg_sketch_expr *e, size_t n, bool is_dot)
 {
     const char *fn = is_dot ? "dot" : "gemm";
@@ -534,7 +536,14 @@ static tt_val *gemm_value(tt_ctx *C, const akg_sketch_expr *e, size_t n, bool is
             pa = tt_strf(C, "%s.to(%s)", pa, tt_dtype_tl(in));
         if (b->dt != in)
             pb = tt_strf(C, "%s.to(%s)", pb, tt_dtype_tl(in));
-        const char *prec = in == AKG_DTYPE_F32 ? ", input_precision=\"ieee\"" : "";
+        const char *prec =
+            in == AKG_DTYPE_F32
+                ? tt_strf(C, ", input_precision=\"%s\"",
+                          C->target->f32_dot_precision ? C->target->f32_dot_precision : "ieee")
+                : "";
+        long tile = atol(a->pad[0]) * atol(b->pad[1]);
+        if (tile > C->dot_tile)
+            C->dot_tile = tile;
         if (acc && acc->dt == AKG_DTYPE_F32)
             py = tt_strf(C, "tl.dot(%s, %s, %s%s)", pa, pb, acc->py, prec);
         else if (acc)

@@ -280,6 +280,7 @@ static void launch(plan *P, const akg_sketch_stmt *const *stmts, size_t n, bool 
     C->in_kernel = true;
     C->n_pads = 0;
     C->n_stored = 0;
+    C->dot_tile = 0;
     size_t mark = tt_scope_mark(C);
     bool core_loop = C->target->core_bound && n_axes;
     if (core_loop) {
@@ -399,6 +400,10 @@ static void launch(plan *P, const akg_sketch_stmt *const *stmts, size_t n, bool 
         tt_line(C, "if %s > 0:", grid);
         C->indent++;
     }
+    /* a 128 x 128 (or larger) dot tile takes two warp groups: 8 warps keep the tensor cores
+     * fed where Triton's default 4 spill the accumulator */
+    if (C->target->launch_warps && C->dot_tile >= 128 * 128)
+        args = tt_strf(C, "%s%snum_warps=8", args, *args ? ", " : "");
     tt_line(C, "%s[(%s,)](%s)", kname, grid, args);
     if (n_axes)
         C->indent--;
