@@ -47,6 +47,7 @@ struct akg_harness_req {
     proc_inst *inst; /* set while running */
     akg_harness_req *next, *prev;
     double submitted_ms, started_ms; /* akg_now_ms at submit and when a worker took it (0: never) */
+    int worker;                      /* the slot that took it, -1 while queued */
 };
 
 enum { W_STARTING, W_IDLE, W_BUSY, W_DEAD };
@@ -90,15 +91,19 @@ static void pump(akg_harness *pool);
 /* ---------- answers ---------- */
 
 /* Every answer says how long its request waited for a worker (queued_s: a profile also waits
- * until its device is idle) and how long the worker took (ran_s), as the engine measured them. */
+ * until its device is idle) and how long the worker took (ran_s), as the engine measured them,
+ * and which worker took it (worker: its slot, 0-based; absent when none did). */
 static void answer(akg_harness_req *req, cJSON *ans)
 {
     double now = akg_now_ms();
     double started = req->started_ms > 0 ? req->started_ms : now;
     cJSON_DeleteItemFromObject(ans, "queued_s");
     cJSON_DeleteItemFromObject(ans, "ran_s");
+    cJSON_DeleteItemFromObject(ans, "worker");
     cJSON_AddNumberToObject(ans, "queued_s", (started - req->submitted_ms) / 1000.0);
     cJSON_AddNumberToObject(ans, "ran_s", (now - started) / 1000.0);
+    if (req->worker >= 0)
+        cJSON_AddNumberToObject(ans, "worker", req->worker);
     akg_harness_cb cb = req->cb;
     void *user = req->user;
     cJSON_Delete(req->request);
@@ -650,6 +655,7 @@ static void pump(akg_harness *pool)
             continue;
         akg_harness_req *r = queue_pop(pool);
         r->started_ms = akg_now_ms();
+        r->worker = s;
         w->current = r;
         r->inst = w;
         w->state = W_BUSY;
@@ -727,6 +733,7 @@ int akg_harness_submit(akg_harness *pool, cJSON *request, double timeout_s, akg_
     r->cb = cb;
     r->user = user;
     r->submitted_ms = akg_now_ms();
+    r->worker = -1;
     cJSON_DeleteItemFromObject(request, "id");
     cJSON_AddNumberToObject(request, "id", (double)r->id);
     r->prev = pool->queue_tail;

@@ -4,11 +4,12 @@
  *
  * The job's default path designs, lowers, verifies and profiles candidate 0 (the default
  * design). From its profile on, the search owns the job: each next candidate is the design's
- * sketch with other tune() values, checked, then sent down the same Coder -> build -> Verifier ->
- * profile stages; its end (a profile, or any failure) comes back here, is recorded (the report's
- * candidates, the store) and the next one starts, until the budget is spent or the search has
- * converged. The job ends with the fastest verified candidate, candidate 0 included, so it never
- * returns a kernel slower than the default design's.
+ * sketch with other tune() values, checked, then lowered, built, verified and profiled in its
+ * own folder by search.c, several at once on the engine's harness workers; each end (a profile,
+ * or any failure) is recorded (the report's candidates, the store) and the next ones start,
+ * until the budget is spent or the search has converged. The job ends with the fastest verified
+ * candidate, candidate 0 included, so it never returns a kernel slower than the default
+ * design's.
  */
 #ifndef AKG_SEARCH_H
 #define AKG_SEARCH_H
@@ -19,17 +20,18 @@
 
 /* Whether the job's workflow is a search (evolve, adaptive_search). */
 int akg__search_workflow(const akg_job *job);
-/* The current candidate passed its profile (cand: its entry in job->candidates). */
+/* The pipeline's candidate passed its profile (cand: its entry in job->candidates): candidate
+ * 0, from which the search starts. */
 void akg__search_candidate_passed(akg_job *job, cJSON *cand, double speedup);
-/* The current candidate failed (its class and a person's detail); only once the search has
- * begun (job->search set). */
+/* A candidate the pipeline ran failed (its class and a person's detail) once the search has
+ * begun (job->search set): recorded, and the search goes on. */
 void akg__search_candidate_failed(akg_job *job, const char *cls, const char *detail);
 /* report.json's "search" object (the caller owns it), or NULL for other workflows. */
 cJSON *akg__search_report(const akg_job *job);
-/* What the store keeps of the current candidate beside its row (its info column): the
- * workflow, the design's key (the SHA-256 of the default design's sketch), its genome, island,
- * round and parent in a search, the file names, and for a verified one its speedup and the
- * verify and profile answers. The caller deletes it. */
+/* What the store keeps of the pipeline's current candidate beside its row (its info column):
+ * the workflow, the design's key (the SHA-256 of the default design's sketch), the file names,
+ * and for a verified one its speedup and the verify and profile answers (a search's own
+ * candidates add their genome, island, round and parent). The caller deletes it. */
 cJSON *akg__search_store_info(const akg_job *job, int passed);
 /* Frees the search state (the job is over). */
 void akg__search_free(akg_job *job);

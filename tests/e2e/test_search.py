@@ -84,6 +84,12 @@ class SearchTest(CliTest):
         self.assertEqual(len(cands), expected, json.dumps(cands, indent=1))
         search = report["search"]
         self.assertEqual(search["candidates"], expected)
+        # one harness worker (the default --devices): one candidate in flight at a time
+        self.assertEqual((search["workers"], search["max_in_flight"]), (1, 1))
+        later = cands[1:]
+        for a, b in zip(later, later[1:]):
+            if "finished_s" in a and "started_s" in b:
+                self.assertLessEqual(a["finished_s"], b["started_s"], json.dumps(cands))
         values = search["tunables"]["BLOCK"]
         self.assertEqual(sorted(values, key=int), ["4096", "16384", "65536"])
         # every candidate is a distinct choice, candidate 0 the default design (the first value)
