@@ -5,7 +5,11 @@ Standard library only. Started by the provider tests: it binds 127.0.0.1 on a fr
 
 The path picks the behaviour: POST /<scenario>/<tag>/v1/chat/completions, where <tag> keeps the
 counters of one test case apart. GET /stats/<tag> answers what the server saw for that tag:
-{"requests", "max_active", "auth": [...], "bodies": [...]}.
+{"requests", "max_active", "auth": [...], "bodies": [...], "paths": [...], "x_api_key": [...],
+"anthropic_version": [...]}. POST /<scenario>/<tag>/v1/messages speaks the Anthropic Messages
+API for the script-<name> scenarios: the same recorded turns, converted (text blocks,
+stop_reason end_turn or max_tokens, usage input_tokens and output_tokens; streamed as
+message_start, content_block_delta, message_delta and message_stop events).
 
 Scenarios (the fixture is <name>.json for a plain request, <name>.sse when the body asks for
 "stream": true):
@@ -49,7 +53,8 @@ def fixture(name):
 
 def stats_of(tag):
     return STATS.setdefault(tag, {"requests": 0, "active": 0, "max_active": 0, "auth": [],
-                                  "bodies": []})
+                                  "bodies": [], "paths": [], "x_api_key": [],
+                                  "anthropic_version": []})
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -94,7 +99,41 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(0.01)
         self.end_stream()
 
-    def script(self, name, n, stream, size=200, pace=0.0):
+    def event(self, kind, obj):
+        self.chunk(b"event: " + kind.encode() + b"\ndata: " + json.dumps(obj).encode() + b"\n\n")
+
+    def anthropic(self, answer, stream, size):
+        """answer (a recorded chat completion) as the Messages API sends it."""
+        choice = answer["choices"][0]
+        text = choice["message"]["content"]
+        stop = {"length": "max_tokens"}.get(choice["finish_reason"], "end_turn")
+        usage = answer.get("usage") or {}
+        pt, ct = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+        base = {"id": answer.get("id", "replay"), "type": "message", "role": "assistant",
+                "model": answer.get("model", "replay")}
+        if not stream:
+            self.send_json(200, dict(base, content=[{"type": "text", "text": text}],
+                                     stop_reason=stop, stop_sequence=None,
+                                     usage={"input_tokens": pt, "output_tokens": ct}))
+            return
+        self.start_stream()
+        self.event("message_start", {"type": "message_start", "message": dict(
+            base, content=[], stop_reason=None, usage={"input_tokens": pt, "output_tokens": 1})})
+        self.event("content_block_start", {"type": "content_block_start", "index": 0,
+                                           "content_block": {"type": "text", "text": ""}})
+        self.event("ping", {"type": "ping"})
+        for i in range(0, len(text), size):
+            self.event("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                               "delta": {"type": "text_delta",
+                                                         "text": text[i:i + size]}})
+        self.event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        self.event("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": stop, "stop_sequence": None},
+                                     "usage": {"output_tokens": ct}})
+        self.event("message_stop", {"type": "message_stop"})
+        self.end_stream()
+
+    def script(self, name, n, stream, size=200, pace=0.0, api="openai"):
         turns = sorted(f for f in os.listdir(FIXTURES) if f.startswith("script_%s_" % name))
         if not turns:
             self.send_json(404, {"error": {"message": "no recorded turns for " + name}})
@@ -107,6 +146,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if "replay_as" in turn:  # the same answer as another fixture
             raw = fixture(turn["replay_as"])
+        if api == "anthropic":
+            self.anthropic(json.loads(raw), stream, size)
+            return
         if not stream:
             self.send_json(200, raw)
             return
@@ -158,7 +200,11 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
         parts = self.path.strip("/").split("/")
-        if len(parts) != 5 or parts[2:] != ["v1", "chat", "completions"]:
+        if parts[2:] == ["v1", "messages"]:
+            api = "anthropic"
+        elif len(parts) == 5 and parts[2:] == ["v1", "chat", "completions"]:
+            api = "openai"
+        else:
             self.send_json(404, {"error": {"message": "no route for " + self.path}})
             return
         scenario, tag = parts[0], parts[1]
@@ -176,7 +222,18 @@ class Handler(BaseHTTPRequestHandler):
             s["max_active"] = max(s["max_active"], s["active"])
             s["auth"].append(self.headers.get("Authorization") or "")
             s["bodies"].append(body)
+            s["paths"].append(self.path)
+            s["x_api_key"].append(self.headers.get("x-api-key") or "")
+            s["anthropic_version"].append(self.headers.get("anthropic-version") or "")
         try:
+            if api == "anthropic":
+                if scenario.startswith("script-"):
+                    self.script(scenario[len("script-"):], n, stream, api=api)
+                else:
+                    self.send_json(404, {"type": "error", "error": {
+                        "type": "not_found_error", "message": "no Messages API scenario "
+                        + scenario}})
+                return
             self.serve(scenario, n, stream)
         finally:
             with LOCK:

@@ -2,7 +2,9 @@
  * replay server (replay_server.py: recorded answers and injected faults). Each fault must end in
  * its documented outcome within a bounded time, with one callback per request and nothing lost
  * (partial text kept, every attempt logged); the settings load in the original AKG's layers; the
- * key appears in no message, description or harness worker's environment. */
+ * key appears in no message, description or harness worker's environment. A level on the
+ * Anthropic Messages API ("api": "anthropic") is asked at /messages with x-api-key and
+ * anthropic-version, plain and streamed, and its max_tokens stop is the cut answer. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -554,7 +556,63 @@ static void test_settings(const char *home, const char *proj)
     write_text(proj, ".akg/settings.local.json", "{\"models\": {\n  \"standard\": {,}}}");
     CHECK(akg_openai_settings_load(proj, "standard", &s, err, sizeof err) == AKG_EPARSE);
     CHECK_CONTAINS(err, "settings.local.json:2");
+    write_text(proj, ".akg/settings.local.json",
+               "{\"models\": {\"standard\": {\"api\": \"claude\"}}}");
+    CHECK(akg_openai_settings_load(proj, "standard", &s, err, sizeof err) == AKG_EINVAL);
+    CHECK_CONTAINS(err, "models.standard.api");
+    CHECK_CONTAINS(err, "\"anthropic\" (the Messages API)");
     write_text(proj, ".akg/settings.local.json", "{}");
+}
+
+/* ---- the Anthropic Messages API (a level's "api": "anthropic") ----------------------- */
+
+static void test_anthropic(void)
+{
+    result r;
+    S->anthropic = true;
+    run("script-relu", "anth_plain", 0, &r);
+    CHECK(r.outcome == AKG_OPENAI_OK && r.status == AKG_OK);
+    CHECK_CONTAINS(r.text, "sketch relu");
+    CHECK(r.prompt == 5123 && r.completion == 311 && !r.counted);
+    CHECK_STR(r.finish, "end_turn");
+    cJSON *st = server_stats("anth_plain");
+    const cJSON *body = cJSON_GetArrayItem(cJSON_GetObjectItem(st, "bodies"), 0);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(body, "system")), "You design kernels.");
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(body, "messages")) == 1); /* the user's */
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(body, "max_tokens")) == 512);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(st, "x_api_key"), 0)),
+              KEY);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(st, "auth"), 0)), "");
+    CHECK_STR(
+        cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(st, "anthropic_version"), 0)),
+        "2023-06-01");
+    CHECK_CONTAINS(
+        cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(st, "paths"), 0)),
+        "/v1/messages");
+    cJSON_Delete(st);
+
+    /* streamed: the text from content_block_delta, usage from message_start and message_delta */
+    run("script-relu", "anth_stream", 1, &r);
+    CHECK(r.outcome == AKG_OPENAI_OK);
+    CHECK_CONTAINS(r.text, "sketch relu");
+    CHECK(r.deltas > 1);
+    CHECK(r.prompt == 5123 && r.completion == 311 && !r.counted);
+    CHECK_STR(r.finish, "end_turn");
+
+    /* stop_reason max_tokens is the cut answer, plain and streamed */
+    run("script-cut", "anth_cut", 0, &r);
+    CHECK(r.outcome == AKG_OPENAI_LENGTH && r.status == AKG_OK);
+    CHECK_CONTAINS(r.text, "symbols: N");
+    CHECK_STR(r.finish, "max_tokens");
+    run("script-cut", "anth_cut_s", 1, &r);
+    CHECK(r.outcome == AKG_OPENAI_LENGTH);
+    CHECK_CONTAINS(r.text, "tensors: x[N]: f32;");
+
+    /* a path the server does not know: the message names the Messages API's path */
+    run("ok", "anth_404", 0, &r);
+    CHECK(r.outcome == AKG_OPENAI_HTTP_ERROR && r.attempts == 1);
+    CHECK_CONTAINS(r.message, "/v1/messages must exist");
+    S->anthropic = false;
 }
 
 /* ---- the key reaches no harness worker ------------------------------------------- */
@@ -659,6 +717,7 @@ int main(void)
     test_server_errors();
     test_cancel();
     test_concurrency_and_close();
+    test_anthropic();
     test_harness_env(base_tmp);
     akg_openai_settings_free(S);
     stop_server();

@@ -17,9 +17,11 @@
  * harness workers' environment is built without it (akg_openai_env_is_secret).
  *
  * Client (openai_client.c, on http_uv.c). One client per loop; requests are
- * POST {base_url}/chat/completions, streamed (SSE) or not, run on the loop and
- * never block it. Each request ends with exactly one on_done, from a later
- * loop iteration; see akg_openai_outcome for what each ending means.
+ * POST {base_url}/chat/completions (or {base_url}/messages for a level whose
+ * "api" is "anthropic": the Anthropic Messages API, answers read into the same
+ * akg_openai_answer), streamed (SSE) or not, run on the loop and never block it. Each request ends
+ * with exactly one on_done, from a later loop iteration; see akg_openai_outcome for what each
+ * ending means.
  */
 #ifndef AKG_OPENAI_H
 #define AKG_OPENAI_H
@@ -57,7 +59,11 @@ typedef struct {
     double retry_max_s;          /* the longest back-off or Retry-After honoured; 30 */
     bool stream;                 /* "stream_output" */
     bool stream_usage;           /* ask for usage in the stream's last chunk; true */
-    char *source;                /* the files and variables that made it (for messages) */
+    /* "api": "anthropic": the Anthropic Messages API (POST {base_url}/messages, the key in
+     * x-api-key, anthropic-version 2023-06-01, the system messages as "system"); else the
+     * OpenAI chat-completions API */
+    bool anthropic;
+    char *source; /* the files and variables that made it (for messages) */
 } akg_openai_settings;
 
 /* Loads the settings of level (NULL: the files' default_model, else "standard") for the

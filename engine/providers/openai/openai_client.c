@@ -26,6 +26,16 @@
  * (stream_options.include_usage); when it does not come, the completion's
  * tokens are counted as one a content chunk and flagged as counted.
  *
+ * The Anthropic Messages API (a level's "api": "anthropic") goes through the
+ * same call: POST {base_url}/messages with the key in x-api-key and
+ * anthropic-version 2023-06-01, the system messages joined into "system";
+ * the answer's text blocks are its text, stop_reason its finish_reason
+ * ("max_tokens" is the cut answer, LENGTH), usage's input_tokens and
+ * output_tokens its tokens; a stream's events (message_start,
+ * content_block_delta, message_delta, message_stop, error) are read into the
+ * same state, message_stop playing [DONE]'s part. Retries, timeouts, the
+ * concurrency limit and the outcomes are the same.
+ *
  * Every message names the endpoint (base_url without credentials), the
  * cause and what would work; the key is never part of one (and any text a
  * server echoes back has it redacted).
@@ -74,6 +84,7 @@ struct akg_openai_call {
     char *url, *body, *auth;
     size_t body_len;
     bool stream;
+    bool anthropic; /* the Messages API (settings' "api") */
     akg_http_xfer *xfer;
     uv_timer_t timer; /* back-off, and a failure reported from a later iteration */
     int attempt;
@@ -463,8 +474,9 @@ static void take_usage(akg_openai_call *call, const cJSON *doc)
     const cJSON *u = cJSON_GetObjectItem(doc, "usage");
     if (!cJSON_IsObject(u))
         return;
-    const cJSON *p = cJSON_GetObjectItem(u, "prompt_tokens");
-    const cJSON *q = cJSON_GetObjectItem(u, "completion_tokens");
+    const cJSON *p = cJSON_GetObjectItem(u, call->anthropic ? "input_tokens" : "prompt_tokens");
+    const cJSON *q =
+        cJSON_GetObjectItem(u, call->anthropic ? "output_tokens" : "completion_tokens");
     if (cJSON_IsNumber(p))
         call->prompt_tokens = (long)p->valuedouble;
     if (cJSON_IsNumber(q))
@@ -485,6 +497,66 @@ static void set_chunk_error(akg_openai_call *call, bool is_error, const char *wh
         return;
     call->chunk_error = akg_strdup(why);
     call->chunk_is_error = is_error;
+}
+
+/* Whether the answer was cut at max_tokens: "length", or the Messages API's "max_tokens". */
+static bool cut_at_max_tokens(const akg_openai_call *call)
+{
+    return strcmp(call->finish_reason, "length") == 0 ||
+           (call->anthropic && strcmp(call->finish_reason, "max_tokens") == 0);
+}
+
+/* A streamed piece of the answer's text: kept, counted, told to the consumer. Returns false
+ * when the transfer should stop (the text's cap, a cancel from the callback). */
+static bool add_content(akg_openai_call *call, const char *content)
+{
+    call->chunks++;
+    if (akg_buf_puts(&call->text, content) != AKG_OK) {
+        call->cap_hit = true;
+        return false;
+    }
+    if (call->on_event) {
+        akg_openai_event ev = {.kind = AKG_OPENAI_EVENT_DELTA,
+                               .text = content,
+                               .text_len = strlen(content),
+                               .attempt = call->attempt};
+        call->on_event(&ev, call->user);
+        if (call->state == C_DONE) /* cancelled from the callback */
+            return false;
+    }
+    return true;
+}
+
+/* One event of a Messages API stream (its "error" events are handled as OpenAI's). */
+static bool anthropic_event(akg_openai_call *call, const cJSON *doc)
+{
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(doc, "type"));
+    if (!type)
+        return true;
+    if (strcmp(type, "message_start") == 0) {
+        const cJSON *m = cJSON_GetObjectItem(doc, "message");
+        take_model(call, m);
+        take_usage(call, m);
+        call->saw_choices = true;
+    } else if (strcmp(type, "content_block_delta") == 0) {
+        const cJSON *delta = cJSON_GetObjectItem(doc, "delta");
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(delta, "type"));
+        const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(delta, "text"));
+        const char *thinking = cJSON_GetStringValue(cJSON_GetObjectItem(delta, "thinking"));
+        if (kind && strcmp(kind, "thinking_delta") == 0 && thinking)
+            akg_buf_puts(&call->reasoning, thinking);
+        else if (text && *text)
+            return add_content(call, text);
+    } else if (strcmp(type, "message_delta") == 0) {
+        const cJSON *delta = cJSON_GetObjectItem(doc, "delta");
+        const char *stop = cJSON_GetStringValue(cJSON_GetObjectItem(delta, "stop_reason"));
+        if (stop)
+            snprintf(call->finish_reason, sizeof call->finish_reason, "%s", stop);
+        take_usage(call, doc);
+    } else if (strcmp(type, "message_stop") == 0) {
+        call->saw_done = true;
+    }
+    return true;
 }
 
 /* One SSE event's data. Returns false when the transfer should stop. */
@@ -520,6 +592,11 @@ static bool sse_event(akg_openai_call *call, const char *data, size_t len)
         cJSON_Delete(doc);
         return false;
     }
+    if (call->anthropic) {
+        bool ok = anthropic_event(call, doc);
+        cJSON_Delete(doc);
+        return ok;
+    }
     take_model(call, doc);
     take_usage(call, doc);
     const cJSON *choices = cJSON_GetObjectItem(doc, "choices");
@@ -537,24 +614,9 @@ static bool sse_event(akg_openai_call *call, const char *data, size_t len)
             snprintf(call->finish_reason, sizeof call->finish_reason, "%s", fin);
         if (reasoning && *reasoning)
             akg_buf_puts(&call->reasoning, reasoning);
-        if (content && *content) {
-            call->chunks++;
-            if (akg_buf_puts(&call->text, content) != AKG_OK) {
-                call->cap_hit = true;
-                cJSON_Delete(doc);
-                return false;
-            }
-            if (call->on_event) {
-                akg_openai_event ev = {.kind = AKG_OPENAI_EVENT_DELTA,
-                                       .text = content,
-                                       .text_len = strlen(content),
-                                       .attempt = call->attempt};
-                call->on_event(&ev, call->user);
-                if (call->state == C_DONE) { /* cancelled from the callback */
-                    cJSON_Delete(doc);
-                    return false;
-                }
-            }
+        if (content && *content && !add_content(call, content)) {
+            cJSON_Delete(doc);
+            return false;
         }
     }
     cJSON_Delete(doc);
@@ -642,6 +704,50 @@ static bool on_http_body(const char *data, size_t len, void *user)
     return true;
 }
 
+/* A whole Messages API answer: its text blocks, stop_reason, usage (taken by the caller). */
+static akg_openai_outcome anthropic_answer(akg_openai_call *call, const cJSON *doc, char *why,
+                                           size_t len)
+{
+    const cJSON *err = cJSON_GetObjectItem(doc, "error");
+    if (err && !cJSON_IsNull(err)) {
+        char said[300];
+        server_says(&call->head, &call->json, said, sizeof said);
+        snprintf(why, len, "the answer is an error: %s", said);
+        return AKG_OPENAI_BAD_RESPONSE;
+    }
+    const cJSON *content = cJSON_GetObjectItem(doc, "content");
+    const char *stop = cJSON_GetStringValue(cJSON_GetObjectItem(doc, "stop_reason"));
+    if (stop)
+        snprintf(call->finish_reason, sizeof call->finish_reason, "%s", stop);
+    if (!cJSON_IsArray(content)) {
+        snprintf(why, len, "the answer holds no content (no \"content\" array)");
+        return AKG_OPENAI_EMPTY;
+    }
+    int texts = 0;
+    const cJSON *block;
+    cJSON_ArrayForEach(block, content)
+    {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(block, "type"));
+        const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(block, "text"));
+        const char *thinking = cJSON_GetStringValue(cJSON_GetObjectItem(block, "thinking"));
+        if (type && strcmp(type, "thinking") == 0 && thinking) {
+            akg_buf_puts(&call->reasoning, thinking);
+        } else if (type && strcmp(type, "text") == 0 && text) {
+            texts++;
+            if (akg_buf_puts(&call->text, text) != AKG_OK) {
+                snprintf(why, len, "the answer's text is larger than %zu MB", TEXT_LIMIT >> 20);
+                return AKG_OPENAI_BAD_RESPONSE;
+            }
+        }
+    }
+    if (texts == 0 && !cut_at_max_tokens(call)) {
+        snprintf(why, len, "the answer holds no text block (\"content\": %d blocks)",
+                 cJSON_GetArraySize(content));
+        return AKG_OPENAI_EMPTY;
+    }
+    return cut_at_max_tokens(call) ? AKG_OPENAI_LENGTH : AKG_OPENAI_OK;
+}
+
 /* A whole JSON answer (not streamed). Sets the attempt's outcome and a reason. */
 static akg_openai_outcome parse_json_answer(akg_openai_call *call, char *why, size_t len)
 {
@@ -656,6 +762,11 @@ static akg_openai_outcome parse_json_answer(akg_openai_call *call, char *why, si
     }
     take_model(call, doc);
     take_usage(call, doc);
+    if (call->anthropic) {
+        akg_openai_outcome o = anthropic_answer(call, doc, why, len);
+        cJSON_Delete(doc);
+        return o;
+    }
     const cJSON *err = cJSON_GetObjectItem(doc, "error");
     const cJSON *choices = cJSON_GetObjectItem(doc, "choices");
     if (err && !cJSON_IsNull(err) && !choices) {
@@ -690,7 +801,7 @@ static akg_openai_outcome parse_json_answer(akg_openai_call *call, char *why, si
         return AKG_OPENAI_BAD_RESPONSE;
     }
     cJSON_Delete(doc);
-    return strcmp(call->finish_reason, "length") == 0 ? AKG_OPENAI_LENGTH : AKG_OPENAI_OK;
+    return cut_at_max_tokens(call) ? AKG_OPENAI_LENGTH : AKG_OPENAI_OK;
 }
 
 static akg_openai_outcome stream_outcome(akg_openai_call *call, char *why, size_t len)
@@ -710,7 +821,7 @@ static akg_openai_outcome stream_outcome(akg_openai_call *call, char *why, size_
         snprintf(why, len, "the stream held no choices");
         return AKG_OPENAI_EMPTY;
     }
-    return strcmp(call->finish_reason, "length") == 0 ? AKG_OPENAI_LENGTH : AKG_OPENAI_OK;
+    return cut_at_max_tokens(call) ? AKG_OPENAI_LENGTH : AKG_OPENAI_OK;
 }
 
 /* ---- one attempt's end, retries, and the message a person reads ---------- */
@@ -780,15 +891,14 @@ static void final_message(akg_openai_call *call, akg_openai_outcome o, const cha
     case AKG_OPENAI_HTTP_ERROR:
         snprintf(msg, len,
                  "%s: the request was refused (%s); check that base_url is the API root (it "
-                 "ends in /v1 for most servers: %s/chat/completions must exist) and that the "
-                 "server knows model '%s'",
-                 where, why, ep, s->model);
+                 "ends in /v1 for most servers: %s%s must exist) and that the server knows "
+                 "model '%s'",
+                 where, why, ep, call->anthropic ? "/messages" : "/chat/completions", s->model);
         break;
     case AKG_OPENAI_BAD_RESPONSE:
-        snprintf(msg, len,
-                 "%s: %s; base_url must be an OpenAI-compatible API root (the part before "
-                 "/chat/completions)",
-                 where, why);
+        snprintf(msg, len, "%s: %s; base_url must be %s API root (the part before %s)", where, why,
+                 call->anthropic ? "an Anthropic Messages" : "an OpenAI-compatible",
+                 call->anthropic ? "/messages" : "/chat/completions");
         break;
     case AKG_OPENAI_EMPTY:
         snprintf(msg, len,
@@ -804,9 +914,9 @@ static void final_message(akg_openai_call *call, akg_openai_outcome o, const cha
         break;
     case AKG_OPENAI_LENGTH:
         snprintf(msg, len,
-                 "%s: the answer was cut at max_tokens (%d, finish_reason \"length\"); raise "
+                 "%s: the answer was cut at max_tokens (%d, finish_reason \"%s\"); raise "
                  "max_tokens for this level or ask for less",
-                 where, s->max_tokens);
+                 where, s->max_tokens, call->finish_reason[0] ? call->finish_reason : "length");
         break;
     default:
         snprintf(msg, len, "%s: %s", where, why);
@@ -973,13 +1083,15 @@ static void attempt_start(akg_openai_call *call)
     attempt_reset(call);
     call->attempt++;
     call->state = C_RUNNING;
-    const char *headers[5];
+    const char *headers[6];
     int n = 0;
     headers[n++] = "Content-Type: application/json";
     headers[n++] = call->stream ? "Accept: text/event-stream" : "Accept: application/json";
     headers[n++] = "User-Agent: akg/" AKG_VERSION;
     if (call->auth)
         headers[n++] = call->auth;
+    if (call->anthropic)
+        headers[n++] = "anthropic-version: 2023-06-01";
     headers[n] = NULL;
     akg_http_request hr;
     memset(&hr, 0, sizeof hr);
@@ -1011,14 +1123,42 @@ static void attempt_start(akg_openai_call *call)
 
 /* ---- starting and cancelling ---------------------------------------------- */
 
+/* The Messages API's conversation: the system messages joined into "system" (a top-level
+ * field there), the others in order. */
+static void anthropic_messages(cJSON *body, const akg_openai_request *req)
+{
+    akg_buf sys;
+    akg_buf_init(&sys, 0);
+    cJSON *msgs = cJSON_AddArrayToObject(body, "messages");
+    for (size_t i = 0; i < req->n_messages; i++) {
+        const char *role = req->messages[i].role ? req->messages[i].role : "user";
+        const char *content = req->messages[i].content ? req->messages[i].content : "";
+        if (strcmp(role, "system") == 0) {
+            if (sys.len)
+                akg_buf_puts(&sys, "\n\n");
+            akg_buf_puts(&sys, content);
+            continue;
+        }
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "role", role);
+        cJSON_AddStringToObject(m, "content", content);
+        cJSON_AddItemToArray(msgs, m);
+    }
+    if (sys.len && sys.data)
+        cJSON_AddStringToObject(body, "system", sys.data);
+    akg_buf_free(&sys);
+}
+
 static char *request_body(const akg_openai_request *req, const akg_openai_settings *s, bool stream)
 {
     cJSON *body = cJSON_CreateObject();
     if (!body)
         return NULL;
     cJSON_AddStringToObject(body, "model", s->model);
-    cJSON *msgs = cJSON_AddArrayToObject(body, "messages");
-    for (size_t i = 0; i < req->n_messages; i++) {
+    if (s->anthropic)
+        anthropic_messages(body, req);
+    cJSON *msgs = s->anthropic ? NULL : cJSON_AddArrayToObject(body, "messages");
+    for (size_t i = 0; msgs && i < req->n_messages; i++) {
         cJSON *m = cJSON_CreateObject();
         cJSON_AddStringToObject(m, "role", req->messages[i].role ? req->messages[i].role : "user");
         cJSON_AddStringToObject(m, "content",
@@ -1026,19 +1166,21 @@ static char *request_body(const akg_openai_request *req, const akg_openai_settin
         cJSON_AddItemToArray(msgs, m);
     }
     cJSON_AddBoolToObject(body, "stream", stream);
-    if (stream && s->stream_usage) {
+    if (stream && s->stream_usage && !s->anthropic) { /* the Messages API always sends usage */
         cJSON *so = cJSON_AddObjectToObject(body, "stream_options");
         cJSON_AddBoolToObject(so, "include_usage", 1);
     }
     if (s->temperature >= 0)
         cJSON_AddNumberToObject(body, "temperature", s->temperature);
     int max_tokens = req->max_tokens > 0 ? req->max_tokens : s->max_tokens;
+    if (max_tokens <= 0 && s->anthropic)
+        max_tokens = 8192; /* required there */
     if (max_tokens > 0)
         cJSON_AddNumberToObject(body, "max_tokens", max_tokens);
     /* extra_body as the original passes it: top-level fields, but never the conversation */
     for (const cJSON *e = s->extra_body ? s->extra_body->child : NULL; e; e = e->next) {
         if (!e->string || !strcmp(e->string, "messages") || !strcmp(e->string, "model") ||
-            !strcmp(e->string, "stream"))
+            !strcmp(e->string, "stream") || !strcmp(e->string, "system"))
             continue;
         cJSON_DeleteItemFromObject(body, e->string);
         cJSON_AddItemToObject(body, e->string, cJSON_Duplicate(e, 1));
@@ -1069,6 +1211,7 @@ int akg_openai_chat(akg_openai_client *c, const akg_openai_request *req, akg_ope
     call->on_done = req->on_done;
     call->user = req->user;
     call->stream = req->stream < 0 ? s->stream : req->stream != 0;
+    call->anthropic = s->anthropic;
     call->start_ms = akg_now_ms();
     call->log = cJSON_CreateArray();
     call->prompt_tokens = call->completion_tokens = -1;
@@ -1100,6 +1243,7 @@ int akg_openai_chat(akg_openai_client *c, const akg_openai_request *req, akg_ope
             *out = call;
         return AKG_OK;
     }
+    const char *path = s->anthropic ? "/messages" : "/chat/completions";
     size_t ulen = strlen(s->base_url) + sizeof "/chat/completions";
     call->url = malloc(ulen);
     call->body = request_body(req, s, call->stream);
@@ -1107,7 +1251,8 @@ int akg_openai_chat(akg_openai_client *c, const akg_openai_request *req, akg_ope
         size_t alen = strlen(s->api_key) + sizeof "Authorization: Bearer ";
         call->auth = malloc(alen);
         if (call->auth)
-            snprintf(call->auth, alen, "Authorization: Bearer %s", s->api_key);
+            snprintf(call->auth, alen, s->anthropic ? "x-api-key: %s" : "Authorization: Bearer %s",
+                     s->api_key);
     }
     endpoint *e = endpoint_of(c, s->base_url, s->max_concurrency > 0 ? s->max_concurrency : 4);
     if (!call->url || !call->body || !e || (s->api_key && *s->api_key && !call->auth)) {
@@ -1115,7 +1260,7 @@ int akg_openai_chat(akg_openai_client *c, const akg_openai_request *req, akg_ope
         call_release(call);
         return akg_fail(err, errlen, AKG_ENOMEM, "out of memory");
     }
-    snprintf(call->url, ulen, "%s/chat/completions", s->base_url);
+    snprintf(call->url, ulen, "%s%s", s->base_url, path);
     call->body_len = strlen(call->body);
     if (e->active < e->limit) {
         e->active++;

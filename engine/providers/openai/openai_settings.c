@@ -203,10 +203,14 @@ static void normalise_base_url(char *url)
     size_t n = strlen(url);
     while (n && (url[n - 1] == '/' || isspace((unsigned char)url[n - 1])))
         url[--n] = '\0';
-    static const char tail[] = "/chat/completions";
-    size_t t = sizeof tail - 1;
-    if (n >= t && strcmp(url + n - t, tail) == 0)
-        url[n - t] = '\0';
+    static const char *const tails[] = {"/chat/completions", "/messages"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t t = strlen(tails[i]);
+        if (n >= t && strcmp(url + n - t, tails[i]) == 0) {
+            url[n - t] = '\0';
+            break;
+        }
+    }
 }
 
 static int level_fields(akg_openai_settings *s, const cJSON *lv, const char *source, char *err,
@@ -253,6 +257,15 @@ static int level_fields(akg_openai_settings *s, const cJSON *lv, const char *sou
                         L, source);
     if (tls)
         s->tls_verify = cJSON_IsTrue(tls);
+    const cJSON *api = cJSON_GetObjectItem(lv, "api");
+    if (api && !(cJSON_IsString(api) && (strcmp(api->valuestring, "openai") == 0 ||
+                                         strcmp(api->valuestring, "anthropic") == 0)))
+        return akg_fail(err, errlen, AKG_EINVAL,
+                        "models.%s.api in %s must be \"openai\" (chat completions) or "
+                        "\"anthropic\" (the Messages API)",
+                        L, source);
+    if (api)
+        s->anthropic = strcmp(api->valuestring, "anthropic") == 0;
     const cJSON *stream = cJSON_GetObjectItem(lv, "stream");
     if (cJSON_IsBool(stream))
         s->stream = cJSON_IsTrue(stream);
@@ -436,6 +449,7 @@ cJSON *akg_openai_settings_describe(const akg_openai_settings *s)
     cJSON_AddBoolToObject(d, "api_key_set", s->api_key && *s->api_key);
     cJSON_AddBoolToObject(d, "tls_verify", s->tls_verify);
     cJSON_AddBoolToObject(d, "stream", s->stream);
+    cJSON_AddStringToObject(d, "api", s->anthropic ? "anthropic" : "openai");
     cJSON_AddNumberToObject(d, "timeout_s", s->timeout_s);
     cJSON_AddNumberToObject(d, "max_tokens", s->max_tokens);
     if (s->max_prompt_tokens > 0)
