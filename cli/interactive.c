@@ -63,12 +63,15 @@ typedef struct {
     int stdin_flags;
     int runs;
     char history[4096];
-    /* a snippet the TaskConstructor could not finish: the question put to the user, and the
-     * comment (`# akg: x: ` + the answer) that goes above the code before it tries again */
+    /* a snippet the TaskConstructor could not finish: what it lacks (needs), asked one at a
+     * time (ask_next), and the `# akg:` comments the checked answers gave so far, which go
+     * above the code before it tries again */
     char *ask_code;
     unsigned ask_sel;
     int asks;
-    char ask_prompt[256], ask_comment[192];
+    akg_task_needs needs;
+    size_t ask_next;
+    char ask_prompt[256], ask_lines[4096];
 } session;
 
 #ifdef AKG_HAVE_READLINE
@@ -346,32 +349,22 @@ static unsigned snippet_selection(const char *code)
     return module ? module : cls ? cls : fn;
 }
 
-/* What the TaskConstructor's message says is missing, as a question: the symbol's value, the
- * input's shape, or the constructor's arguments. Returns 0 when err names none of them. */
-static int question_for(session *s, const char *err)
+/* The next thing the TaskConstructor lacks: the question in full (the engine words it), and a
+ * prompt short enough for readline to show whole on a narrow terminal. */
+static void next_question(session *s)
 {
-    char name[64];
-    const char *p;
-    if ((p = strstr(err, "the symbol `")) && sscanf(p, "the symbol `%63[A-Za-z0-9_]`", name) == 1) {
-        snprintf(s->ask_prompt, sizeof s->ask_prompt, "value of %s (a whole number)? ", name);
-        snprintf(s->ask_comment, sizeof s->ask_comment, "# akg: %s = ", name);
-        return 1;
-    }
-    if ((p = strstr(err, "cannot know the shape of `")) &&
-        sscanf(p, "cannot know the shape of `%63[A-Za-z0-9_]`", name) == 1) {
-        snprintf(s->ask_prompt, sizeof s->ask_prompt,
-                 "shape of `%s` (e.g. f32[8, 64], or 8x64 for float32)? ", name);
-        snprintf(s->ask_comment, sizeof s->ask_comment, "# akg: %s: ", name);
-        return 1;
-    }
-    if ((p = strstr(err, "cannot know how to construct class ")) &&
-        sscanf(p, "cannot know how to construct class %63[A-Za-z0-9_]", name) == 1) {
-        snprintf(s->ask_prompt, sizeof s->ask_prompt,
-                 "arguments to construct %s, as a Python list (e.g. [64])? ", name);
-        snprintf(s->ask_comment, sizeof s->ask_comment, "# akg: init = ");
-        return 1;
-    }
-    return 0;
+    const akg_task_need *need = &s->needs.items[s->ask_next];
+    char q[600];
+    akg_task_need_question(need, q, sizeof q);
+    say("%s", q);
+    if (need->kind == AKG_TASK_NEED_SHAPE)
+        snprintf(s->ask_prompt, sizeof s->ask_prompt, "shape of `%s` (f32[8, 64] or 8x64)? ",
+                 need->name);
+    else if (need->kind == AKG_TASK_NEED_VALUE)
+        snprintf(s->ask_prompt, sizeof s->ask_prompt, "value of `%s` (a whole number)? ",
+                 need->name);
+    else
+        snprintf(s->ask_prompt, sizeof s->ask_prompt, "arguments of %s ([64])? ", need->owner);
 }
 
 /* Builds the reference for the snippet's line sel and runs it; when a shape, a symbol's value
@@ -381,14 +374,18 @@ static void construct_snippet(session *s, char *code, unsigned sel)
 {
     char path[512], err[4096];
     akg_constructed_task t;
-    int rc = akg_task_construct(code, strlen(code), "<pasted>", sel, sel, &t, err, sizeof err);
+    int rc = akg_task_construct_needs(code, strlen(code), "<pasted>", sel, sel, &t, &s->needs, err,
+                                      sizeof err);
     if (rc != AKG_OK) {
         say("the TaskConstructor could not build a reference from the paste: %s", err);
-        if (rc == AKG_ENOTFOUND && s->asks < 8 && question_for(s, err)) {
+        if (rc == AKG_ENOTFOUND && s->asks < 8 && s->needs.n > 0) {
             say("answer below (an empty line drops the paste), or Ctrl-C");
             s->ask_code = code;
             s->ask_sel = sel;
             s->asks++;
+            s->ask_next = 0;
+            s->ask_lines[0] = '\0';
+            next_question(s);
             return;
         }
         say("add what it names to the code and paste it again (lines count from the paste's "
@@ -405,40 +402,50 @@ static void construct_snippet(session *s, char *code, unsigned sel)
     free(code);
 }
 
-/* The answer to the TaskConstructor's question: a comment above the code, and again. */
+/* An answer to the TaskConstructor's question: checked (a wrong one is refused and asked
+ * again), it becomes a comment; once all are answered they go above the code, and again. */
 static void answer_question(session *s, const char *answer)
 {
-    char *code = s->ask_code;
-    unsigned sel = s->ask_sel;
-    s->ask_code = NULL;
     if (!*answer) {
         say("paste dropped");
-        free(code);
+        free(s->ask_code);
+        s->ask_code = NULL;
         return;
     }
-    char value[160];
-    size_t k = 0;
-    int sizes_only = strstr(s->ask_comment, ": ") && strchr(answer, '[') == NULL;
-    if (sizes_only) { /* "8x64" or "8, 64": float32 of those sizes */
-        k = (size_t)snprintf(value, sizeof value, "f32[");
-        for (const char *p = answer; *p && k + 2 < sizeof value; p++)
-            value[k++] = (*p == 'x' || *p == 'X' || *p == '*') ? ',' : *p;
-        value[k++] = ']';
-        value[k] = '\0';
-    } else {
-        snprintf(value, sizeof value, "%s", answer);
+    char comment[1024], err[1024];
+    if (akg_task_need_answer(&s->needs.items[s->ask_next], answer, comment, sizeof comment, err,
+                             sizeof err) != AKG_OK) {
+        say("%s; answer again (an empty line drops the paste)", err);
+        return;
     }
+    size_t used = strlen(s->ask_lines);
+    if (used + strlen(comment) + 2 > sizeof s->ask_lines) {
+        say("too many answers for one paste; add the comments to the code and paste it again");
+        free(s->ask_code);
+        s->ask_code = NULL;
+        return;
+    }
+    snprintf(s->ask_lines + used, sizeof s->ask_lines - used, "%s\n", comment);
+    say("added `%s` above the paste", comment);
+    if (++s->ask_next < s->needs.n) {
+        next_question(s);
+        return;
+    }
+    char *code = s->ask_code;
+    unsigned sel = s->ask_sel, added = 0;
+    s->ask_code = NULL;
+    for (const char *p = s->ask_lines; *p; p++)
+        added += *p == '\n';
     akg_buf b;
-    akg_buf_init(&b, PASTE_LIMIT + 512);
-    akg_buf_appendf(&b, "%s%s\n%s", s->ask_comment, value, code);
+    akg_buf_init(&b, PASTE_LIMIT + sizeof s->ask_lines);
+    akg_buf_appendf(&b, "%s%s", s->ask_lines, code);
     free(code);
     char *with = akg_buf_take(&b);
     if (!with) {
         say("out of memory");
         return;
     }
-    say("added `%s%s` above the paste", s->ask_comment, value);
-    construct_snippet(s, with, sel + 1);
+    construct_snippet(s, with, sel + added);
 }
 
 static void handle_code(session *s, char *code)

@@ -10,7 +10,16 @@
  * reference that constructs but fails there (a shape comment that does not
  * fit the code, a constant that is not what the code needs) exits 1 with the
  * line of the user's file the failing line came from (the constructor's line
- * map), the reason, and what would work; --no-check skips the run. */
+ * map), the reason, and what would work; --no-check skips the run.
+ *
+ * What the constructor cannot know (an input's shape, a size's value, the
+ * module's constructor arguments) is never guessed. At a terminal (stdin and
+ * stderr both one) it is asked, one question a need, each answer checked
+ * (akg_task_need_answer) and asked again until it is of the form asked; the
+ * answers become `# akg:` comments above the selection in a copy of the
+ * file, never in the file itself, and the closing note shows them so the
+ * user can keep them. Without a terminal it exits 1 with the comments to
+ * add, a `?` where each answer goes. */
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,9 +113,10 @@ static void source_line(const char *src, unsigned line, char *out, size_t n)
 }
 
 /* Runs t's reference once; 0 when it runs, 1 after telling why not (on stderr), 2 when it could
- * not be run at all. */
+ * not be run at all. answers: the comments the user's answers gave (NULL: none), for a reference
+ * whose shapes came from them. */
 static int check_reference(const akg_constructed_task *t, const char *file, const char *src,
-                           unsigned first, unsigned last, const char *python)
+                           unsigned first, unsigned last, const char *python, const char *answers)
 {
     char dir_tpl[4096], path[4200], err[2048] = "";
     const char *tmp = getenv("TMPDIR");
@@ -156,7 +166,12 @@ static int check_reference(const akg_constructed_task *t, const char *file, cons
             file, at ? at : first, first, last, cls ? cls : "runtime_error", reason);
     if (at && code[0])
         fprintf(stderr, "; at `%s`", code);
-    if (t->shapes_line && shapes[0])
+    if (!t->shapes_line && answers)
+        fprintf(stderr,
+                ". Its inputs take their shapes from your answers (%s): make them what the code "
+                "computes on",
+                answers);
+    else if (t->shapes_line && shapes[0])
         fprintf(stderr,
                 ". Its inputs take their shapes from line %u (`%s`): make them what the code "
                 "computes on",
@@ -169,6 +184,95 @@ static int check_reference(const akg_constructed_task *t, const char *file, cons
     return 1;
 }
 
+/* ---- asking for what the constructor cannot know ---- */
+
+/* The `# akg:` lines for needs, one a need, each filled by a person's checked answer; 0 when they
+ * all came, -1 when stdin ended first. Questions and complaints go to stderr. */
+static int ask_needs(const akg_task_needs *needs, akg_buf *lines)
+{
+    for (size_t i = 0; i < needs->n; i++) {
+        const akg_task_need *need = &needs->items[i];
+        char question[512], line[1024], comment[1024], err[512];
+        akg_task_need_question(need, question, sizeof question);
+        for (;;) {
+            fprintf(stderr, "akg_cli task: %s? ", question);
+            fflush(stderr);
+            if (!fgets(line, sizeof line, stdin)) {
+                fputc('\n', stderr);
+                return -1;
+            }
+            line[strcspn(line, "\r\n")] = '\0';
+            if (akg_task_need_answer(need, line, comment, sizeof comment, err, sizeof err) ==
+                AKG_OK)
+                break;
+            fprintf(stderr, "akg_cli task: %s; answer again (Ctrl-D to stop)\n", err);
+        }
+        akg_buf_appendf(lines, "%s%s\n", needs->indent, comment);
+    }
+    return 0;
+}
+
+/* Without a terminal: the `# akg:` lines to add, a `?` where each answer goes, and the
+ * placeholders already in the file that are still to fill. */
+static void tell_needs(const akg_task_needs *needs, const char *file)
+{
+    size_t lines = 0;
+    for (size_t i = 0; i < needs->n; i++)
+        lines += !needs->items[i].placeholder;
+    fprintf(stderr, "akg_cli task: stdin is not a terminal, so nothing was asked (and nothing is "
+                    "guessed)");
+    if (lines)
+        fprintf(stderr,
+                "; put %s above line %u of %s, with each `?` filled in, and run it again:\n",
+                lines > 1 ? "these lines" : "this line", needs->comment_line, file);
+    else
+        fprintf(stderr, "\n");
+    for (size_t i = 0; i < needs->n; i++) {
+        char ph[256];
+        akg_task_need_placeholder(&needs->items[i], ph, sizeof ph);
+        if (!needs->items[i].placeholder)
+            fprintf(stderr, "    %s%s\n", needs->indent, ph);
+    }
+    for (size_t i = 0; i < needs->n; i++)
+        if (needs->items[i].placeholder)
+            fprintf(stderr,
+                    "akg_cli task: %s the `?` of the shape comment for `%s` at line %u of %s\n",
+                    lines ? "and fill in" : "fill in", needs->items[i].name, needs->items[i].line,
+                    file);
+}
+
+/* src with text inserted before line at (1-based); malloc'd, *len set. */
+static char *insert_lines(const char *src, size_t len, unsigned at, const char *text,
+                          size_t *out_len)
+{
+    size_t off = 0;
+    for (unsigned l = 1; l < at && off < len; l++) {
+        const char *nl = memchr(src + off, '\n', len - off);
+        off = nl ? (size_t)(nl - src) + 1 : len;
+    }
+    size_t n = strlen(text);
+    char *out = malloc(len + n + 2);
+    if (!out)
+        return NULL;
+    memcpy(out, src, off);
+    size_t k = off;
+    if (off == len && off > 0 && src[off - 1] != '\n')
+        out[k++] = '\n';
+    memcpy(out + k, text, n);
+    memcpy(out + k + n, src + off, len - off);
+    *out_len = k + n + len - off;
+    out[*out_len] = '\0';
+    return out;
+}
+
+/* Lines of a file at `at` and after moved down by `added` answer lines: back to the file's. */
+static unsigned file_line(unsigned v, unsigned at, unsigned added)
+{
+    if (!added || v < at)
+        return v;
+    return v < at + added ? 0 : v - added;
+}
+
 static void task_usage(FILE *f)
 {
     fprintf(f,
@@ -179,7 +283,8 @@ static void task_usage(FILE *f)
             "with `# @hint:` comments, get_inputs_dyn_list) from the selected lines of FILE:\n"
             "an nn.Module subclass, a function, or statements inside a forward. Input shapes\n"
             "come from `# akg: x: f32[B, 4096]` comments (`# akg: B = 32`), annotations,\n"
-            "hints (`# @hint: M in range(16, 65536)`) or a sample call in the file.\n"
+            "hints (`# @hint: M in range(16, 65536)`) or a sample call in the file; at a\n"
+            "terminal, what none of them gives is asked (never guessed).\n"
             "\n"
             "  --select LINE[:LINE]  the selection, 1-based lines, inclusive\n"
             "  --output PATH         where to save it (default .akg/tasks/<name>.py beside FILE)\n"
@@ -193,12 +298,9 @@ int cli_task(int argc, char **argv)
 {
     const char *select = NULL, *output = NULL, *python = NULL;
     int help = 0, no_save = 0, no_check = 0;
-    cli_flag flags[] = {{"select", 1, &select, NULL},
-                        {"output", 1, &output, NULL},
-                        {"no-save", 0, NULL, &no_save},
-                        {"no-check", 0, NULL, &no_check},
-                        {"python", 1, &python, NULL},
-                        {"help", 0, NULL, &help},
+    cli_flag flags[] = {{"select", 1, &select, NULL},   {"output", 1, &output, NULL},
+                        {"no-save", 0, NULL, &no_save}, {"no-check", 0, NULL, &no_check},
+                        {"python", 1, &python, NULL},   {"help", 0, NULL, &help},
                         {NULL, 0, NULL, NULL}};
     const char *pos[1];
     int npos;
@@ -231,26 +333,117 @@ int cli_task(int argc, char **argv)
         return 2;
     }
     akg_constructed_task t;
-    int rc =
-        akg_task_construct(src, len, pos[0], (unsigned)first, (unsigned)last, &t, err, sizeof err);
+    akg_task_needs needs;
+    int can_ask = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+    /* work: the file's text with the answers' comments, `added` lines from line `at` */
+    char *work = src;
+    size_t work_len = len;
+    unsigned at = 0, added = 0, sel_first = (unsigned)first, sel_last = (unsigned)last;
+    akg_buf answers;
+    akg_buf_init(&answers, 64 * 1024);
+    int rc;
+    for (int round = 0;; round++) {
+        rc = akg_task_construct_needs(work, work_len, pos[0], sel_first, sel_last, &t, &needs, err,
+                                      sizeof err);
+        if (rc != AKG_ENOTFOUND || needs.n == 0)
+            break;
+        if (!can_ask || round == 8) {
+            fprintf(stderr, "akg_cli task: %s\n", err);
+            if (!can_ask)
+                tell_needs(&needs, pos[0]);
+            break;
+        }
+        /* later rounds read the copy: its lines are not the file's, the questions say enough */
+        if (round == 0)
+            fprintf(stderr, "akg_cli task: %s\n", err);
+        for (size_t i = 0; i < needs.n; i++)
+            needs.items[i].line = file_line(needs.items[i].line, at, added);
+        akg_buf lines;
+        akg_buf_init(&lines, 64 * 1024);
+        if (ask_needs(&needs, &lines) != 0 || !lines.data) {
+            fprintf(stderr, "akg_cli task: no answer, so no reference was built\n");
+            akg_buf_free(&lines);
+            break;
+        }
+        unsigned ins = added ? at + added : needs.comment_line;
+        size_t nl = 0;
+        for (const char *q = lines.data; *q; q++)
+            nl += *q == '\n';
+        size_t grown_len = 0;
+        char *grown = insert_lines(work, work_len, ins, lines.data, &grown_len);
+        if (!grown) {
+            fprintf(stderr, "akg_cli task: out of memory\n");
+            akg_buf_free(&lines);
+            break;
+        }
+        akg_buf_puts(&answers, lines.data);
+        akg_buf_free(&lines);
+        if (work != src)
+            free(work);
+        work = grown;
+        work_len = grown_len;
+        if (!added)
+            at = ins;
+        added += (unsigned)nl;
+        if (sel_first >= ins)
+            sel_first += (unsigned)nl;
+        if (sel_last >= ins)
+            sel_last += (unsigned)nl;
+    }
+    if (work != src)
+        free(work);
     if (rc) {
         free(src);
-        fprintf(stderr, "akg_cli task: %s\n", err);
+        akg_buf_free(&answers);
+        if (rc != AKG_ENOTFOUND || needs.n == 0)
+            fprintf(stderr, "akg_cli task: %s\n", err);
         return 1;
+    }
+    /* the reference's lines name the file's lines, not the copy's */
+    for (size_t i = 0; i < t.n_lines; i++)
+        t.source_lines[i] = file_line(t.source_lines[i], at, added);
+    t.shapes_line = file_line(t.shapes_line, at, added);
+    if (added) { /* its first line names the selection: the file's lines */
+        char from[64], to[64];
+        snprintf(from, sizeof from, ", lines %u-%u (", sel_first, sel_last);
+        snprintf(to, sizeof to, ", lines %ld-%ld (", first, last);
+        char *hit = strstr(t.reference, from), *eol = strchr(t.reference, '\n');
+        if (hit && eol && hit < eol && strlen(to) <= strlen(from)) {
+            memcpy(hit, to, strlen(to));
+            memmove(hit + strlen(to), hit + strlen(from), strlen(hit + strlen(from)) + 1);
+        }
+    }
+    /* the answers, one line, for messages */
+    char answered[1024] = "";
+    for (const char *q = answers.data; q && *q && strlen(answered) + 8 < sizeof answered;) {
+        while (*q == ' ' || *q == '\t')
+            q++;
+        size_t n = strcspn(q, "\n");
+        size_t used = strlen(answered);
+        snprintf(answered + used, sizeof answered - used, "%s`%.*s`", used ? ", " : "", (int)n, q);
+        q += n + (q[n] == '\n');
     }
     if (!no_check) {
         if (!python || !*python)
             python = getenv("AKG_PYTHON");
         if (!python || !*python)
             python = AKG_PYTHON_DEFAULT;
-        rc = check_reference(&t, pos[0], src, (unsigned)first, (unsigned)last, python);
+        rc = check_reference(&t, pos[0], src, (unsigned)first, (unsigned)last, python,
+                             added ? answered : NULL);
         if (rc) {
             free(src);
+            akg_buf_free(&answers);
             akg_constructed_task_free(&t);
             return rc;
         }
     }
     free(src);
+    if (added)
+        fprintf(stderr,
+                "akg_cli task: built with your answers; to keep them, put %s above line %u of "
+                "%s:\n%s",
+                added > 1 ? "these lines" : "this line", at, pos[0], answers.data);
+    akg_buf_free(&answers);
     fputs(t.reference, stdout);
     int status = 0;
     if (!no_save) {

@@ -84,6 +84,7 @@ static int handle_initialize(akg_lsp_server *s, const cJSON *params, cJSON **res
     s->caps.diagnostic_versions = cap_flag(caps, "textDocument.publishDiagnostics.versionSupport");
     s->caps.apply_edit = cap_flag(caps, "workspace.applyEdit");
     s->caps.document_changes = cap_flag(caps, "workspace.workspaceEdit.documentChanges");
+    s->caps.snippet_edit = cap_flag(caps, "workspace.workspaceEdit.snippetEditSupport");
 
     /* Position encoding: UTF-8 is our native form; UTF-16 is the default. */
     s->encoding = AKG_LSP_UTF16;

@@ -34,6 +34,7 @@
 
 #include "actions.h"
 #include "akg/task_constructor.h"
+#include "ask.h"
 #include "diagnostics.h"
 #include "jobs.h"
 #include "log.h"
@@ -49,17 +50,19 @@ typedef enum { SEL_RUNNING, SEL_READY, SEL_FAILED } selection_state;
 
 typedef struct akg_lsp_selection {
     selection_state state;
-    long long job_id;     /* RUNNING, READY */
-    char *uri, *path;     /* the model file */
-    akg_range range;      /* the selection, rows and byte columns */
-    char *name;           /* the task's name (RUNNING, READY) */
-    selection_kind kind;  /* RUNNING, READY */
-    char *task_path;      /* .akg/tasks/<name>.py */
-    char *selected;       /* the selected lines' text at construction */
-    char *model_new;      /* READY */
-    double speedup;       /* READY; NaN when unknown */
-    char *message, *code; /* FAILED */
-    char hash[65];        /* FAILED: the text the construction read */
+    long long job_id;      /* RUNNING, READY */
+    char *uri, *path;      /* the model file */
+    akg_range range;       /* the selection, rows and byte columns */
+    char *name;            /* the task's name (RUNNING, READY) */
+    selection_kind kind;   /* RUNNING, READY */
+    char *task_path;       /* .akg/tasks/<name>.py */
+    char *selected;        /* the selected lines' text at construction */
+    char *model_new;       /* READY */
+    double speedup;        /* READY; NaN when unknown */
+    char *message, *code;  /* FAILED */
+    char hash[65];         /* FAILED: the text the construction read */
+    akg_task_needs *needs; /* FAILED: what the user must tell (NULL: nothing to ask) */
+    long long ask_id;      /* FAILED: its window/showMessageRequest */
     struct akg_lsp_selection *next;
 } selection;
 
@@ -73,6 +76,7 @@ static void selection_free(selection *e)
     free(e->model_new);
     free(e->message);
     free(e->code);
+    free(e->needs);
     free(e);
 }
 
@@ -385,11 +389,61 @@ static void add_action(cJSON *list, const char *title, cJSON *command)
     akg_lsp_add_action(list, title, "refactor.akg", command);
 }
 
+/* The construction failure shown in doc (its text unchanged since), or NULL. */
+static selection *shown_failure(akg_lsp_server *s, const akg_lsp_document *doc)
+{
+    for (selection *e = s->selections; e; e = e->next) {
+        if (e->state != SEL_FAILED || strcmp(e->path, doc->path) != 0)
+            continue;
+        char hash[65];
+        akg_sha256_hex(doc->text.data ? doc->text.data : "", doc->text.len, hash);
+        return strcmp(hash, e->hash) == 0 ? e : NULL;
+    }
+    return NULL;
+}
+
+/* The quick fix of a construction that stopped on what the user must tell: the `# akg:` lines
+ * to fill in, offered on the selection's lines and on each unknown's. */
+static void ask_action(akg_lsp_server *s, akg_lsp_document *doc, akg_range r, cJSON *list)
+{
+    selection *e = shown_failure(s, doc);
+    if (!e || !e->needs || akg_lsp_ask_lines(e->needs) == 0)
+        return;
+    unsigned first, last, f0, l0;
+    range_lines(r, &first, &last);
+    range_lines(e->range, &f0, &l0);
+    int near = !(last < f0 || first > l0);
+    for (size_t i = 0; i < e->needs->n && !near; i++) {
+        unsigned row = e->needs->items[i].line - 1;
+        near = e->needs->items[i].line && first <= row && row <= last;
+    }
+    if (!near)
+        return;
+    cJSON *edit = akg_lsp_ask_edit(s, doc, e->needs, 1);
+    if (!edit)
+        return;
+    char title[700];
+    akg_lsp_ask_title(e->needs, title, sizeof title);
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "title", title);
+    cJSON_AddStringToObject(a, "kind", "quickfix");
+    cJSON *diags = cJSON_CreateArray();
+    akg_lsp_ask_diagnostics(s, doc, e->needs, e->range, diags);
+    cJSON_AddItemToObject(a, "diagnostics", diags);
+    cJSON_AddBoolToObject(a, "isPreferred", 1);
+    cJSON_AddItemToObject(a, "edit", edit);
+    cJSON_AddItemToArray(list, a);
+}
+
 void akg_lsp_selection_actions(akg_lsp_server *s, akg_lsp_document *doc, const cJSON *range,
                                const cJSON *only, cJSON *list)
 {
     akg_range r;
-    if (!doc->path || !akg_lsp_kind_allowed(only, "refactor.akg") || !read_range(s, doc, range, &r))
+    if (!doc->path || !read_range(s, doc, range, &r))
+        return;
+    if (akg_lsp_kind_allowed(only, "quickfix"))
+        ask_action(s, doc, r, list);
+    if (!akg_lsp_kind_allowed(only, "refactor.akg"))
         return;
     unsigned first, last;
     range_lines(r, &first, &last);
@@ -470,6 +524,69 @@ static int number_arg(const cJSON *arg, const char *name, double lo, double hi, 
     return 0;
 }
 
+static void ask_answered(akg_lsp_server *s, const cJSON *result, const cJSON *error,
+                         long long ask_id)
+{
+    const char *title = akg_lsp_param_string(result, "title");
+    if (error || !title || strcmp(title, AKG_LSP_ASK_ACTION) != 0)
+        return; /* dismissed: the diagnostics and the quick fix stay */
+    selection *e = NULL;
+    for (selection *x = s->selections; x && !e; x = x->next)
+        if (x->state == SEL_FAILED && x->ask_id == ask_id)
+            e = x;
+    char err[1024] = "";
+    akg_lsp_documents tmp = {0};
+    akg_lsp_document *doc = e ? document_for(s, e->uri, e->path, &tmp, err, sizeof err) : NULL;
+    char hash[65] = "";
+    if (doc)
+        akg_sha256_hex(doc->text.data ? doc->text.data : "", doc->text.len, hash);
+    if (!e || !doc || strcmp(hash, e->hash) != 0) {
+        akg_lsp_show_message(s, 2,
+                             "akg: the file changed since akg asked; run \"Generate kernel for "
+                             "this\" again%s%s",
+                             err[0] ? ": " : "", err);
+        akg_lsp_docs_free(&tmp);
+        return;
+    }
+    if (!s->caps.apply_edit) {
+        char line[300];
+        akg_task_need_placeholder(&e->needs->items[0], line, sizeof line);
+        akg_lsp_show_message(s, 2,
+                             "akg: the editor does not take workspace/applyEdit; add `%s` (and a "
+                             "line for each other unknown) above line %u by hand",
+                             line, e->needs->comment_line);
+        akg_lsp_docs_free(&tmp);
+        return;
+    }
+    cJSON *edit =
+        akg_lsp_ask_edit(s, doc, e->needs, akg_lsp_doc_find_path(&s->docs, e->path) == doc);
+    akg_lsp_docs_free(&tmp);
+    if (!edit)
+        return;
+    cJSON *p = cJSON_CreateObject();
+    char label[700];
+    akg_lsp_ask_title(e->needs, label, sizeof label);
+    cJSON_AddStringToObject(p, "label", label);
+    cJSON_AddItemToObject(p, "edit", edit);
+    akg_lsp_request(s, "workspace/applyEdit", p, NULL, 0);
+}
+
+/* Asks the user for what the construction e stopped on (window/showMessageRequest); its action
+ * inserts the lines to fill in. */
+static void ask_user(akg_lsp_server *s, const selection *e)
+{
+    char msg[1200];
+    akg_lsp_ask_message(e->needs, msg, sizeof msg);
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p, "type", 1);
+    cJSON_AddStringToObject(p, "message", msg);
+    cJSON *actions = cJSON_AddArrayToObject(p, "actions");
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "title", AKG_LSP_ASK_ACTION);
+    cJSON_AddItemToArray(actions, a);
+    akg_lsp_request(s, "window/showMessageRequest", p, ask_answered, e->ask_id);
+}
+
 int akg_lsp_selection_generate(akg_lsp_server *s, const cJSON *arg, const char *uri,
                                const char *path, const char *backend, const char *dsl,
                                const char *arch, cJSON **result, char *err, size_t errlen)
@@ -503,12 +620,19 @@ int akg_lsp_selection_generate(akg_lsp_server *s, const cJSON *arg, const char *
     range_lines(r, &first, &last);
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     akg_constructed_task t;
+    akg_task_needs needs;
     char cerr[2048];
-    int rc = akg_task_construct(doc->text.data ? doc->text.data : "", doc->text.len, base,
-                                first + 1, last + 1, &t, cerr, sizeof cerr);
+    int rc = akg_task_construct_needs(doc->text.data ? doc->text.data : "", doc->text.len, base,
+                                      first + 1, last + 1, &t, &needs, cerr, sizeof cerr);
     forget_failure(s, path);
     if (rc != AKG_OK) {
         selection *e = calloc(1, sizeof *e);
+        if (e && needs.n > 0) {
+            e->needs = malloc(sizeof *e->needs);
+            if (e->needs)
+                *e->needs = needs;
+            e->ask_id = ++s->ask_serial;
+        }
         if (e) {
             e->state = SEL_FAILED;
             e->uri = akg_strdup(doc->uri);
@@ -527,6 +651,8 @@ int akg_lsp_selection_generate(akg_lsp_server *s, const cJSON *arg, const char *
         akg_lsp_document *open = akg_lsp_doc_find_path(&s->docs, path);
         if (open)
             akg_lsp_diagnostics_publish(s, open);
+        if (e && e->needs && akg_lsp_ask_lines(e->needs) > 0 && s->state == AKG_LSP_RUNNING)
+            ask_user(s, e);
         akg_lsp_docs_free(&tmp);
         akg_fail(err, errlen, AKG_EUNSUPPORTED, "%s", cerr);
         return AKG_RPC_REQUEST_FAILED;
@@ -1006,7 +1132,11 @@ void akg_lsp_selection_diagnostics(akg_lsp_server *s, akg_lsp_document *doc, cJS
         char hash[65];
         akg_sha256_hex(doc->text.data ? doc->text.data : "", doc->text.len, hash);
         if (strcmp(hash, e->hash) != 0)
-            return; /* the text changed: the failure may be fixed */
+            return;     /* the text changed: the failure may be fixed */
+        if (e->needs) { /* at each unknown's name */
+            akg_lsp_ask_diagnostics(s, doc, e->needs, e->range, list);
+            return;
+        }
         cJSON *d = cJSON_CreateObject();
         cJSON_AddItemToObject(d, "range", akg_lsp_doc_range_json(doc, s->encoding, e->range));
         cJSON_AddNumberToObject(d, "severity", 1);

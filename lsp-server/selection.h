@@ -9,10 +9,13 @@
  *       function, or statements inside a forward) of the document's current text; it is
  *       saved as .akg/tasks/<name>.py beside the model and an ordinary job (jobs.h) runs
  *       on it. A selection it cannot turn into a reference is answered with -32803 and
- *       becomes an Error diagnostic at the selection (code missing-shape,
- *       missing-value (how the module is constructed), unsupported-construct or syntax; the constructor's message names the construct,
- *       the line, the reason and what would work) until the text changes or a later
- *       construction in that file succeeds.
+ *       becomes an Error diagnostic (the constructor's message names the construct, the
+ *       line, the reason and what would work) until the text changes or a later
+ *       construction in that file succeeds: at the selection for an unsupported-construct
+ *       or syntax error; for what only the user can tell (an input's shape, a size's value,
+ *       the constructor's arguments: missing-shape, missing-value) at each unknown's name,
+ *       with a quick fix and a window/showMessageRequest that insert the `# akg:` lines to
+ *       fill in (ask.h).
  *   akg.useGeneratedKernel   [{uri, jobId?}] -> {label}
  *       Sends workspace/applyEdit: one WorkspaceEdit (versioned when the client takes
  *       documentChanges), so the original is one undo away. The kernel's model_new.py

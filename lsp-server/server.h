@@ -61,6 +61,7 @@ typedef struct {
     int diagnostic_versions;   /* textDocument.publishDiagnostics.versionSupport */
     int apply_edit;            /* workspace.applyEdit */
     int document_changes;      /* workspace.workspaceEdit.documentChanges */
+    int snippet_edit;          /* workspace.workspaceEdit.snippetEditSupport (LSP 3.18) */
 } akg_lsp_client_caps;
 
 struct akg_lsp_server {
@@ -72,6 +73,7 @@ struct akg_lsp_server {
     size_t max_message;
 
     akg_lsp_client_caps caps;
+    long long ask_serial; /* the last question about a construction (selection.c) */
     akg_lsp_encoding encoding;
     char **folders; /* absolute workspace folder paths */
     size_t n_folders;

@@ -26,7 +26,12 @@
  * whose arguments are known (literals, constants, variables assigned before),
  * from `# akg: init = [...]`, or from __init__'s defaults. An input that is a
  * number takes `# akg: temperature = 0.5`. What stays unknown fails with the
- * variable, its line and the comment that would fix it.
+ * variable, its line and the comment that would fix it; akg_task_construct_needs
+ * also lists every unknown (shapes, symbols, the constructor's arguments) and
+ * where their comments go, so that the editor and the terminal can ask for
+ * them all at once (needs.c words the questions and checks the answers). A
+ * shape comment that still holds a `?` (a placeholder the editor inserted)
+ * is unknown, not a shape.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -63,6 +68,7 @@ typedef struct {
     const char *value; /* a number given by `# akg: name = 3` (not a tensor) */
     int local;         /* a local of forward read by selected statements */
     unsigned row;
+    unsigned placeholder_row; /* 1-based line of its shape comment that still holds `?` */
 } input_param;
 
 typedef struct {
@@ -83,7 +89,9 @@ typedef struct {
     size_t nspecs;
     symbol_value syms[MAX_SPECS];
     size_t nsyms;
-    int selected_top; /* index in top[] of the selection's definition */
+    int selected_top;      /* index in top[] of the selection's definition */
+    akg_task_needs *needs; /* what the user must tell, when something is unknown */
+    unsigned comment_row;  /* 0-based row the `# akg:` lines answering needs go above */
 } ctor;
 
 /* Which line of the file each line of a buffer comes from (1-based; 0: written by akg), so
@@ -198,6 +206,44 @@ static TSNode unwrap(TSNode n)
 static unsigned line_of(TSNode n)
 {
     return ts_node_start_point(n).row + 1;
+}
+
+/* Records that the user must tell kind of name (named at 0-based row), once. */
+static void add_need(ctor *c, akg_task_need_kind kind, const char *name, const char *owner,
+                     unsigned row, int placeholder)
+{
+    akg_task_needs *nd = c->needs;
+    for (size_t i = 0; i < nd->n; i++)
+        if (nd->items[i].kind == kind && !strcmp(nd->items[i].name, name))
+            return;
+    if (nd->n >= AKG_TASK_NEEDS_CAP)
+        return;
+    akg_task_need *e = &nd->items[nd->n++];
+    memset(e, 0, sizeof *e);
+    e->kind = kind;
+    snprintf(e->name, sizeof e->name, "%s", name);
+    snprintf(e->owner, sizeof e->owner, "%s", owner ? owner : "");
+    e->line = row + 1;
+    e->placeholder = placeholder;
+    /* the name's first whole-word occurrence on its line */
+    const char *p = c->src, *end = c->src + c->len;
+    for (unsigned r = 0; r < row && p < end; r++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol)
+        eol = end;
+    size_t n = strlen(name);
+    for (const char *q = p; n && q + n <= eol; q++) {
+        int before = q > p && (isalnum((unsigned char)q[-1]) || q[-1] == '_');
+        int after = q + n < eol && (isalnum((unsigned char)q[n]) || q[n] == '_');
+        if (!before && !after && !memcmp(q, name, n)) {
+            e->col = (unsigned)(q - p);
+            e->end_col = e->col + (unsigned)n;
+            return;
+        }
+    }
 }
 
 /* ---- top-level bindings and reads ---- */
@@ -408,8 +454,8 @@ static int parse_hint_cases(const char *e, long *cases)
 
 static void add_symbol(ctor *c, char *name, char *value, unsigned row, int hint)
 {
-    if (c->nsyms >= MAX_SPECS)
-        return;
+    if (c->nsyms >= MAX_SPECS || strchr(value, '?'))
+        return; /* a placeholder left to fill is no value */
     symbol_value *s = &c->syms[c->nsyms];
     memset(s, 0, sizeof *s);
     s->name = own(c, akg_strdup(name));
@@ -952,6 +998,7 @@ static int plan_init(ctor *c, plan *p, TSNode cls, const call_search *s)
             int r = akg_fail(c->err, c->errlen, AKG_ENOTFOUND, fmt ? fmt : "%s:%u%s%s", c->path,
                              line_of(cls), "", "");
             free(fmt);
+            add_need(c, AKG_TASK_NEED_INIT, params[i].name, name, params[i].row, 0);
             return r;
         }
     p->init_args = "";
@@ -980,6 +1027,11 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
     size_t used = 0;
     for (size_t i = 0; i < p->nin; i++) {
         const shape_spec *sp = spec_for(c, p->in[i].name, p->scope_lo, p->scope_hi);
+        if (sp && (strchr(sp->dims, '?') || strchr(sp->dtype, '?'))) {
+            /* a shape comment inserted for the user to fill, not filled yet */
+            p->in[i].placeholder_row = sp->row + 1;
+            sp = NULL;
+        }
         if (sp) {
             p->in[i].dtype = sp->dtype;
             p->in[i].dims = sp->dims;
@@ -996,9 +1048,9 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
     size_t unknown = 0;
     for (size_t i = 0; i < used; i++)
         if (!p->in[i].dims && !p->in[i].value) {
+            if (all_known)
+                unknown = i;
             all_known = 0;
-            unknown = i;
-            break;
         }
     if ((!all_known || p->sample_count > (int)used) && p->sample_args) {
         akg_buf_appendf(out, "\n\ndef get_inputs():\n    return [%s]\n", p->sample_args);
@@ -1010,7 +1062,18 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
         input_param *u = &p->in[unknown];
         akg_buf m;
         akg_buf_init(&m, 4096);
-        if (u->local)
+        for (size_t i = unknown; i < used; i++)
+            if (!p->in[i].dims && !p->in[i].value)
+                add_need(c, AKG_TASK_NEED_SHAPE, p->in[i].name, p->subject,
+                         p->in[i].placeholder_row ? p->in[i].placeholder_row - 1 : p->in[i].row,
+                         p->in[i].placeholder_row != 0);
+        if (u->placeholder_row)
+            akg_buf_appendf(&m,
+                            "%%s:%%u: the shape comment for `%s` (an input of %s) still holds "
+                            "the placeholder `?`: write its dtype and sizes there, such as "
+                            "`# akg: %s: f32[8, 64]`%%s%%s",
+                            u->name, p->subject, u->name);
+        else if (u->local)
             akg_buf_appendf(&m,
                             "%%s:%%u: cannot know the shape of `%s` (assigned there), which %s "
                             "read: add a shape comment such as `# akg: %s: f32[B, 4096]` (with "
@@ -1025,15 +1088,27 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
                 "line %u, an annotation `%s: \"f32[B, 4096]\"`, or a sample call in the "
                 "file%%s%%s",
                 u->name, p->subject, u->name, u->row + 1, u->name);
+        size_t more = 0;
+        for (size_t i = unknown + 1; i < used; i++)
+            more += !p->in[i].dims && !p->in[i].value;
+        if (more) {
+            akg_buf_appendf(&m, "; the shape%s of", more > 1 ? "s" : "");
+            for (size_t i = unknown + 1, k = 0; i < used; i++)
+                if (!p->in[i].dims && !p->in[i].value)
+                    akg_buf_appendf(&m, "%s `%s`", k++ ? (k == more ? " and" : ",") : "",
+                                    p->in[i].name);
+            akg_buf_appendf(&m, " %s unknown too", more > 1 ? "are" : "is");
+        }
         char *fmt = akg_buf_take(&m);
         int r = akg_fail(c->err, c->errlen, AKG_ENOTFOUND, fmt ? fmt : "%s:%u%s%s", c->path,
-                         u->row + 1, "", "");
+                         u->placeholder_row ? u->placeholder_row : u->row + 1, "", "");
         free(fmt);
         return r;
     }
     /* Symbols: those with values become parameters of _akg_inputs; top-level ones come along. */
     const char *params[MAX_SPECS];
     size_t nparams = 0;
+    int missing_symbol = 0;
     for (size_t i = 0; i < used; i++) {
         input_param *in = &p->in[i];
         if (in->value)
@@ -1064,17 +1139,22 @@ static int emit_inputs(ctor *c, plan *p, akg_buf *out)
                 } else if (top_binding(c, word) >= 0) {
                     need(c, own(c, akg_strdup(word)));
                 } else {
-                    return akg_fail(c->err, c->errlen, AKG_ENOTFOUND,
-                                    "%s:%u: cannot know the shape of `%s` (%s[%s]): the symbol "
-                                    "`%s` has no value; add `# akg: %s = 32` (its real value), a "
-                                    "hint `# @hint: %s in range(1, 4096)`, or define %s in the "
-                                    "file",
-                                    c->path, in->row + 1, in->name, in->dtype, in->dims, word, word,
-                                    word, word);
+                    add_need(c, AKG_TASK_NEED_VALUE, word, in->name, in->row, 0);
+                    if (!missing_symbol)
+                        akg_fail(c->err, c->errlen, AKG_ENOTFOUND,
+                                 "%s:%u: cannot know the shape of `%s` (%s[%s]): the symbol "
+                                 "`%s` has no value; add `# akg: %s = 32` (its real value), a "
+                                 "hint `# @hint: %s in range(1, 4096)`, or define %s in the "
+                                 "file",
+                                 c->path, in->row + 1, in->name, in->dtype, in->dims, word, word,
+                                 word, word);
+                    missing_symbol = 1; /* the others are listed in needs */
                 }
             }
         }
     }
+    if (missing_symbol)
+        return AKG_ENOTFOUND;
     akg_buf_puts(out, "\n\ndef _akg_inputs(");
     for (size_t i = 0; i < nparams; i++)
         akg_buf_appendf(out, "%s%s", i ? ", " : "", params[i]);
@@ -1332,6 +1412,7 @@ static int plan_statements(ctor *c, plan *p, TSNode cls, TSNode fwd, unsigned r0
     map_mark(&p->model_map, &p->model, line_of(fwd), 0);
     TSNode a = ts_node_named_child(body, (uint32_t)first),
            b = ts_node_named_child(body, (uint32_t)last);
+    c->comment_row = ts_node_start_point(a).row;
     copy_reindented(c, &p->model, ts_node_start_byte(a), ts_node_end_byte(b), 8);
     map_mark(&p->model_map, &p->model, line_of(a), 1);
     if (!has_return) {
@@ -1376,6 +1457,7 @@ static int construct(ctor *c, unsigned r0, unsigned r1, akg_constructed_task *ou
     akg_buf_init(&p.model, 1 << 20);
     p.scope_lo = ts_node_start_point(outer).row;
     p.scope_hi = ts_node_end_point(outer).row;
+    c->comment_row = p.scope_lo;
     int rc;
     char name[256];
     if (is(def, "class_definition")) {
@@ -1424,8 +1506,16 @@ static int construct(ctor *c, unsigned r0, unsigned r1, akg_constructed_task *ou
     }
     akg_buf inputs;
     akg_buf_init(&inputs, 1 << 20);
-    if (rc == 0)
+    if (rc == 0) {
         rc = emit_inputs(c, &p, &inputs);
+    } else if (rc == AKG_ENOTFOUND && c->needs->n > 0) {
+        /* the constructor's arguments are unknown: the inputs' needs are asked at once */
+        char *first_err = akg_strdup(c->err);
+        emit_inputs(c, &p, &inputs);
+        if (first_err)
+            snprintf(c->err, c->errlen, "%s", first_err);
+        free(first_err);
+    }
     if (rc == 0 && is(def, "function_definition")) {
         /* forward takes the inputs get_inputs gives. */
         akg_buf_puts(&p.model, "class Model(nn.Module):\n    def __init__(self):\n"
@@ -1521,7 +1611,38 @@ static int construct(ctor *c, unsigned r0, unsigned r1, akg_constructed_task *ou
 int akg_task_construct(const char *source, size_t len, const char *path, unsigned first_line,
                        unsigned last_line, akg_constructed_task *out, char *err, size_t errlen)
 {
+    akg_task_needs needs;
+    return akg_task_construct_needs(source, len, path, first_line, last_line, out, &needs, err,
+                                    errlen);
+}
+
+/* The needs' comment line and its indentation; none unless the construction stopped on them. */
+static void finish_needs(ctor *c, int rc)
+{
+    akg_task_needs *nd = c->needs;
+    if (rc != AKG_ENOTFOUND || nd->n == 0) {
+        memset(nd, 0, sizeof *nd);
+        return;
+    }
+    nd->comment_line = c->comment_row + 1;
+    const char *p = c->src, *end = c->src + c->len;
+    for (unsigned r = 0; r < c->comment_row && p < end; r++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    size_t n = 0;
+    while (p + n < end && (p[n] == ' ' || p[n] == '\t') && n + 1 < sizeof nd->indent)
+        n++;
+    memcpy(nd->indent, p, n);
+    nd->indent[n] = '\0';
+}
+
+int akg_task_construct_needs(const char *source, size_t len, const char *path, unsigned first_line,
+                             unsigned last_line, akg_constructed_task *out, akg_task_needs *needs,
+                             char *err, size_t errlen)
+{
     memset(out, 0, sizeof *out);
+    memset(needs, 0, sizeof *needs);
     if (first_line == 0 || last_line < first_line)
         return akg_fail(err, errlen, AKG_EINVAL,
                         "%s: the selection %u:%u is not a range of lines (1-based, first <= last)",
@@ -1534,6 +1655,7 @@ int akg_task_construct(const char *source, size_t len, const char *path, unsigne
     c->path = path;
     c->err = err;
     c->errlen = errlen;
+    c->needs = needs;
     TSParser *parser = ts_parser_new();
     ts_parser_set_language(parser, tree_sitter_python());
     TSTree *tree = ts_parser_parse_string(parser, NULL, source, (uint32_t)len);
@@ -1544,6 +1666,7 @@ int akg_task_construct(const char *source, size_t len, const char *path, unsigne
                       "%s: the file does not parse as Python; fix its syntax errors first", path);
     else
         rc = construct(c, first_line - 1, last_line - 1, out);
+    finish_needs(c, rc);
     ts_tree_delete(tree);
     ts_parser_delete(parser);
     for (size_t i = 0; i < c->nowned; i++)

@@ -1,7 +1,8 @@
 """The interactive CLI driven through a pseudo-terminal, as a person at a terminal would.
 
 One session of `akg_cli op` without a reference: a pasted KernelBench reference, a typed request
-and a pasted function (the TaskConstructor asks for its input's shape) each end in a verified
+and a pasted function (the TaskConstructor asks for its input's shape; an answer of the wrong
+form is refused and asked again) each end in a verified
 kernel (report.json status pass), an impossible request ends in a clear message and the prompt
 again, Ctrl-C drops a typed line and cancels a run, and Ctrl-D then ends the session with
 status 0. Also: without
@@ -170,12 +171,15 @@ class InteractiveTest(unittest.TestCase):
             # 4. a model snippet: the TaskConstructor asks for the shape it cannot know
             at = len(term.shown)
             term.send("def scaled_tanh(x):\n    return torch.tanh(x) * 2\n\n")
-            term.expect(r"shape of `x` .*\? $", 30, at)
+            q = term.expect(r"shape of `x` .*\? $", 30, at)
+            term.send("16 by 32\n")  # not of the form asked: said so, and asked again
+            q = term.expect(r"`by` is not a size; .*answer again", 30, q.end())
+            term.expect(r"shape of `x` .*\? $", 30, q.end())
             term.send("16x32\n")
             m = term.expect(r"^status:\s+(\w+)$", 120, at)
             term.expect(re.escape(PROMPT), 30, m.end())
             shown = term.shown[at:]
-            self.assertIn("added `# akg: x: f32[16,32]` above the paste", shown)
+            self.assertIn("added `# akg: x: f32[16, 32]` above the paste", shown)
             self.assertEqual(m.group(1), "pass", shown[-3000:])
             self.assertEqual(self.report_of(shown)["status"], "pass")
             with open(os.path.join(self.dir, ".akg", "tasks", "scaled_tanh.py")) as f:

@@ -48,6 +48,8 @@ class Client:
         self.backlog = []  # messages read but not yet consumed by a wait
         self.server_requests = []
         self.settings = settings if settings is not None else {}
+        # window/showMessageRequest: the title of the action to pick (None: dismissed)
+        self.message_action = None
         self.next_id = 1
         self.lock = threading.Lock()
         self.eof = threading.Event()
@@ -95,6 +97,9 @@ class Client:
             result = [self.settings for _ in msg["params"]["items"]]
         elif method == "window/showDocument":
             result = {"success": True}
+        elif method == "window/showMessageRequest" and self.message_action:
+            result = next((a for a in msg["params"].get("actions") or []
+                           if a["title"] == self.message_action), None)
         elif method == "workspace/applyEdit":
             result = {"applied": True}  # the test applies the edit itself
         self.write(encode({"jsonrpc": "2.0", "id": msg["id"], "result": result}))

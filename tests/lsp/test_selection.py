@@ -3,7 +3,8 @@ reference: selection -> code action -> akg.generateForSelection -> the job (CPU 
 provider) -> "Use the generated kernel" -> workspace/applyEdit. The test applies the edit to the
 file and runs the edited model and the original on the same inputs with the harness's PyTorch:
 the outputs must agree and the kernel must have run. A selection the TaskConstructor cannot
-handle gives a diagnostic at the selection and an error answer, and the server goes on."""
+handle gives a diagnostic (at the selection, or at the name whose shape it cannot know) and an
+error answer, and the server goes on."""
 
 import json
 import os
@@ -260,9 +261,11 @@ class ConstructionFails(SelectionCase):
         self.assertEqual(len(d), 1, d)
         self.assertEqual(d[0]["code"], "missing-shape")
         self.assertEqual(d[0]["severity"], 1)
-        self.assertEqual(d[0]["range"]["start"], {"line": row, "character": 0})
-        self.assertEqual(d[0]["range"]["end"], {"line": row + 1, "character": 0})
-        self.assertIn("h", d[0]["message"])
+        # at h's name where it is assigned, not at the whole selection (tests/lsp/test_ask.py)
+        h_row = line_of(text, "h = self.fc(x)")
+        self.assertEqual(d[0]["range"]["start"], {"line": h_row, "character": 8})
+        self.assertEqual(d[0]["range"]["end"], {"line": h_row, "character": 9})
+        self.assertIn("`h`", d[0]["message"])
         self.assertIn("# akg: h:", d[0]["message"])  # what would work
 
         # inside __init__: not code the constructor turns into a kernel
