@@ -2,7 +2,9 @@
  * the replay server, the cases the end-to-end test cannot time: a model that never writes a
  * sketch gets the checker's word back a bounded number of times, then the request ends as a
  * design error saying so; a cancelled request and a session freed with one pending end at once
- * with AKG_ECANCELED, and the loop closes with no handle left. */
+ * with AKG_ECANCELED, and the loop closes with no handle left. The Conductor's route request:
+ * builtin has none; openai's answers with the model's class, agent and suggestion, its prompt
+ * holding the failure and the earlier attempts, and a cancelled one ends at once. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +141,116 @@ static void test_cancel(uv_loop_t *loop, const akg_reference *ref)
     CHECK(o2.status == AKG_ECANCELED);
 }
 
+typedef struct {
+    int calls;
+    int status;
+    akg_route_class cls;
+    akg_route_agent agent;
+    char suggestion[512];
+    double prompt_tokens;
+    double at_ms;
+} route_outcome;
+
+static void on_route(const akg_route_answer *a, void *user)
+{
+    route_outcome *o = user;
+    o->calls++;
+    o->status = a->status;
+    o->cls = a->cls;
+    o->agent = a->agent;
+    o->at_ms = akg_now_ms();
+    snprintf(o->suggestion, sizeof o->suggestion, "%s", a->suggestion ? a->suggestion : "");
+    o->prompt_tokens = cJSON_GetNumberValue(cJSON_GetObjectItem(a->provenance, "prompt_tokens"));
+}
+
+static void on_cancel_route(uv_timer_t *t)
+{
+    akg_provider_cancel(t->data);
+}
+
+static void test_route(uv_loop_t *loop)
+{
+    char err[512];
+    cJSON *history = cJSON_Parse("[{\"step\": 1, \"status\": \"fail\", \"error_class\": "
+                                 "\"build_error\", \"detail\": \"kernel.cpp:3: error\", "
+                                 "\"conductor\": {\"routed_by\": \"rules\", \"agent\": "
+                                 "\"coder\"}}, {\"step\": 2}]");
+    akg_route_request req = {.error_class = "build_error",
+                             .detail = "kernel.cpp:5: error: expected ';'",
+                             .found_by = "verify",
+                             .rule_agent = "coder",
+                             .attempt = 2,
+                             .max_attempts = 4,
+                             .history = history,
+                             .designer_allowed = true,
+                             .coder_allowed = true,
+                             .backend = "cpu",
+                             .dsl = "cpp",
+                             .arch = "x86_64",
+                             .op_name = "relu"};
+
+    /* builtin routes by the pipeline's rules: it has no route request */
+    akg_provider_session *b = NULL;
+    CHECK(akg_provider_session_new(akg_provider_find("builtin"), loop, &b, err, sizeof err) ==
+          AKG_OK);
+    route_outcome none = {0};
+    CHECK(!akg_provider_can_route(b));
+    CHECK(akg_provider_route(b, &req, on_route, &none, NULL, err, sizeof err) == AKG_EUNSUPPORTED);
+    CHECK_CONTAINS(err, "does not route failures");
+    CHECK(none.calls == 0);
+    akg_provider_session_free(b);
+
+    point_at("script-route", "route");
+    akg_provider_session *s = NULL;
+    CHECK(akg_provider_session_new(akg_provider_find("openai"), loop, &s, err, sizeof err) ==
+          AKG_OK);
+    CHECK(akg_provider_can_route(s));
+    route_outcome o = {0};
+    CHECK(akg_provider_route(s, &req, on_route, &o, NULL, err, sizeof err) == AKG_OK);
+    CHECK(o.calls == 0); /* never inside the call that started it */
+    while (o.calls == 0 && uv_run(loop, UV_RUN_ONCE))
+        ;
+    CHECK(o.calls == 1 && o.status == AKG_OK);
+    CHECK(o.cls == AKG_ROUTE_DESIGN_ERROR && o.agent == AKG_ROUTE_DESIGNER);
+    CHECK_CONTAINS(o.suggestion, "CONDUCTOR-HINT-7f3a");
+    CHECK(o.prompt_tokens == 1200);
+    CHECK(stats_requests("route") == 1);
+    /* the prompt: the failure, the budget, the earlier attempt (not the current one) */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "curl -s http://127.0.0.1:%d/stats/route", server_port);
+    FILE *p = popen(cmd, "r");
+    char *seen = calloc(1, 1 << 20);
+    if (p && seen && fread(seen, 1, (1 << 20) - 1, p) > 0) {
+        CHECK_CONTAINS(seen, "Attempt 2 of 4 failed: operator `relu`");
+        CHECK_CONTAINS(seen, "expected ';'");
+        CHECK_CONTAINS(seen, "- attempt 1: fail (build_error), sent to the coder by the rules");
+        CHECK(strstr(seen, "- attempt 2") == NULL);
+    } else {
+        CHECK(!"the replay server's stats");
+    }
+    if (p)
+        pclose(p);
+    free(seen);
+
+    /* a cancelled route request ends at once */
+    point_at("hang", "route_cancel");
+    route_outcome c = {0};
+    akg_provider_op *op = NULL;
+    CHECK(akg_provider_route(s, &req, on_route, &c, &op, err, sizeof err) == AKG_OK);
+    uv_timer_t timer;
+    uv_timer_init(loop, &timer);
+    timer.data = op;
+    double t0 = akg_now_ms();
+    uv_timer_start(&timer, on_cancel_route, 300, 0);
+    while (c.calls == 0 && uv_run(loop, UV_RUN_ONCE))
+        ;
+    CHECK(c.calls == 1 && c.status == AKG_ECANCELED);
+    CHECK(c.at_ms - t0 < 3000);
+    uv_close((uv_handle_t *)&timer, NULL);
+    akg_provider_session_free(s);
+    cJSON_Delete(history);
+}
+
 int main(void)
 {
     char home[] = "/tmp/akg-openai-session-XXXXXX";
@@ -159,6 +271,7 @@ int main(void)
         test_no_sketch_is_bounded(&loop, ref);
         test_cancel(&loop, ref);
     }
+    test_route(&loop);
     uv_run(&loop, UV_RUN_DEFAULT); /* the clients' handles close */
     CHECK(uv_loop_close(&loop) == 0);
     akg_reference_free(ref);
