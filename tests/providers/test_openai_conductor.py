@@ -7,6 +7,8 @@ failure goes:
   - script-conduct: it answers (in a fence, after a sentence) that it is a design error for the
     Designer, with a suggestion; the run follows it: the next request is the Designer's, its
     prompt carries the suggestion, and the report's candidate says the model routed it;
+  - script-conductcoder: it sends it back to the Coder with a suggestion, which the Coder's
+    next prompt carries with the build's failure;
   - script-conductgarbage: it answers with prose; the rules route the code error to the Coder,
     whose prompt carries the build's failure, and the report says why the model was not used;
   - script-conducthang: it never answers; the conductor's level times out after 3 s and the
@@ -93,6 +95,24 @@ class ConductorTest(ReplayTest):
                       p.stderr)
         self.assertIn("the Conductor asks replay-coder-7b", p.stderr)
         self.assertNotIn(self.key, p.stdout + p.stderr + json.dumps(report))
+
+    def test_model_sends_a_code_error_to_the_coder(self):
+        p, report = self.run_op("script-conductcoder")
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        self.assertEqual(report["status"], "pass", json.dumps(report, indent=1)[-3000:])
+        st = self.stats()
+        self.assertEqual(st["requests"], 4, st)
+        # the same design, the Coder again: its prompt holds the failure and the suggestion
+        coder = st["bodies"][3]["messages"]
+        self.assertIn("You are the Coder", coder[0]["content"])
+        self.assertIn("The last kernel failed (build_error)", coder[-1]["content"])
+        self.assertIn("The Conductor's suggestion: Write real C++ (CODER-HINT-91c2)",
+                      coder[-1]["content"])
+        rec = self.assert_first_failed_by_build(report)["conductor"]
+        self.assertEqual((rec["routed_by"], rec["class"], rec["agent"]),
+                         ("model", "local_code_error", "coder"), rec)
+        self.assertIn("CODER-HINT-91c2", rec["suggestion"])
+        self.assertEqual(rec["model"]["completion_tokens"], 50)
 
     def assert_rules_routed_to_the_coder(self, p, report, requests, why):
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
