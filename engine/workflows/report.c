@@ -185,6 +185,9 @@ cJSON *akg__report_build(akg_job *j, akg_job_status status, const char *cls, con
                                      "flags",
                                      "ref_timing",
                                      "kernel_batch",
+                                     "kernel_calls",
+                                     "kernel_checked",
+                                     "phases_s",
                                      NULL};
         for (int i = 0; keys[i]; i++)
             copy_item(p, j->profile, keys[i]);

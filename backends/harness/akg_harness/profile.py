@@ -257,6 +257,7 @@ class KernelTimer:
         self.atol, self.rtol = atol, rtol
         self.rng = random.SystemRandom()
         self.checked = 0
+        self.check_s = 0.0       # the judge's time checking sampled calls against the reference
         self.calls = 0
         self.cpu_inside = 0      # CPU time of the child inside its timed batches
         self.cpu_handling = 0    # ... preparing batches and describing outputs
@@ -344,9 +345,11 @@ class KernelTimer:
         started = time.perf_counter_ns()
         result = self.child.call([v[0] for v in variants], check=check, expect=self.expect,
                                  settle=settle, prepared=written, windowed=True)
+        c0 = time.perf_counter()
         for b in check:
             self._check(variants[b][0], variants[b][1], result.outs[b], self.calls + b)
             self.checked += 1
+        self.check_s += time.perf_counter() - c0
         wall = result.wall_ns
         if result.copy_ns and result.copied:
             self.copy_per_call.append(result.copy_ns / result.copied)
@@ -398,13 +401,25 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
     compiled_wanted = req.get("compiled", False)
     if not isinstance(compiled_wanted, bool):
         raise HarnessError(RUNTIME_ERROR, "\"compiled\" must be true or false")
+    # where the profile's wall time goes (seconds per phase, in the answer): the timed calls are
+    # a small part of it on a GPU, where drawing, copying and checking large inputs dominate
+    phases: Dict[str, float] = {}
+    mark = [time.perf_counter()]
+
+    def phase(name: str) -> None:
+        now = time.perf_counter()
+        phases[name] = phases.get(name, 0.0) + now - mark[0]
+        mark[0] = now
+
     pair = build_contest(ref, req.get("kernel"), seed, env, judge)
+    phase("contest")
     ref_sets: List[List[Any]] = []
     bases: List[List[Any]] = []
     for r in range(ROTATING_SETS):
         args = draw_cases(ref, seed + SEED_STRIDE * r, include_dyn=False)[0].args
         ref_sets.append(clone_args(args, env.device))
         bases.append(clone_args(args, torch.device("cpu")))
+    phase("draw")
 
     def ref_call(i: int) -> Callable[[], Any]:
         return lambda: call_user("Model.forward", "reference", ref.path, pair.ref_model, *ref_sets[i % ROTATING_SETS])
@@ -415,13 +430,16 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
     if compiled_wanted:
         compiled_sets = [clone_args(args, env.device) for args in ref_sets]
         compiled, compile_s, compiled_error = compile_reference(pair.ref_model, ref.path, compiled_sets[0])
+        phase("compile")
 
     def compiled_call(i: int) -> Callable[[], Any]:
         return lambda: call_user("torch.compile(Model).forward", "reference", ref.path, compiled,
                                  *compiled_sets[i % ROTATING_SETS])
 
     judge.settle()  # a spare child still starting would share the cores with the timed calls
+    phase("settle")
     kt = KernelTimer(pair, bases, env, atol, rtol)
+    phase("kernel_inputs")
     # the reference is timed in a child of its own by the very same protocol; where it cannot run
     # there (a file it reads that is not staged, ...) the judge times it itself and says why
     rt: Optional[KernelTimer] = None
@@ -429,6 +447,7 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
     est_ref = 0.0
     try:
         rt = KernelTimer(pair, bases, env, atol, rtol, reference=reference_child(pair, seed, judge), expect=kt.expect)
+        phase("reference_child")
         # a side's first call pays for lazy set-up (a GPU's libraries, a JIT, a thread pool):
         # it would pass for the call's time and shrink the batches to one call
         rt.batch(1)
@@ -450,6 +469,7 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
     probes = 2 if env.is_cuda and probe > 1 else 1
     est = max(min(kt.batch(probe) for _ in range(probes)), est / 4 if probe == 1 else 0.0)
     k = _pick_batch(est, kt.in_bytes, kt.out_bytes, gpu=env.is_cuda)
+    phase("kernel_probe")
     if rt is not None:
         # both sides in batches of the same size; a slow reference shortens them
         probe_ref = _pick_batch(est_ref, kt.in_bytes, kt.out_bytes, PROBE_BATCH, env.is_cuda)
@@ -460,6 +480,7 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
         # at least as many timed calls per batch as the judge's reference block has
         # (ROTATING_SETS - 1 after its untimed first call): both sides in steady state alike
         k = max(k, min(ROTATING_SETS - 1, max(1, BATCH_BYTES // max(kt.in_bytes + 2 * kt.out_bytes, 1))))
+    phase("reference_probe")
     timer = Timer(env)
     for i in range(warmup if rt is None else 0):
         timer.time_ms(ref_call(i))
@@ -508,6 +529,7 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
                 kernel_times.append(kt.batch(k, check))
                 n += 1
 
+    phase("timed")
     answer: Dict[str, Any] = {"ok": True}
     answer.update(_summary("ref", ref_times))
     answer.update(_summary("kernel", kernel_times))
@@ -562,6 +584,9 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
     flags = _flags(answer, kt, pair, ref, seed, env, atol, rtol)
     if flags:
         answer["flags"] = flags
+    phase("flags")
+    phases["checks_within"] = kt.check_s
+    answer["phases_s"] = {name: round(v, 3) for name, v in phases.items()}
     if ref.get_inputs_dyn_list is not None:
         answer["case"] = "get_inputs"
     answer["env"] = env.summary()
