@@ -68,12 +68,23 @@ install_test_packages() {
     say "nvcc could not be installed into .venv-nvcc; sketch_compile_cuda will be skipped"
 }
 
+link_cudart() {
+  # kernels link the shared CUDA runtime (-cudart shared: the static one loads libcuda with
+  # dlopen, which the harness's static check refuses); the wheel has only its versioned name
+  local lib
+  for lib in "$1"/lib/python3*/site-packages/nvidia/cu*/lib/libcudart.so.[0-9]*; do
+    [ -e "$lib" ] && { [ -e "${lib%.so.*}.so" ] || ln -s "$(basename "$lib")" "${lib%.so.*}.so"; }
+  done
+  return 0
+}
+
 install_nvcc() {
   # PyPI's NVIDIA compiler wheels (about 400 MB unpacked), hash-pinned; all or nothing, as above.
   local APT_PACKAGES=(python3-venv g++)
   install_debian_packages
   local venv="$ROOT/.venv-nvcc" lock="$ROOT/backends/cuda/cuda/nvcc.lock"
   if cmp -s "$lock" "$venv/.installed-lock" && ls "$venv"/lib/python3*/site-packages/nvidia/cu*/bin/nvcc >/dev/null 2>&1; then
+    link_cudart "$venv"
     return 0
   fi
   rm -rf "$venv"
@@ -82,6 +93,7 @@ install_nvcc() {
     "$venv/bin/pip" install --quiet --disable-pip-version-check --no-cache-dir --require-hashes \
       --no-deps -r "$lock" &&
     "$venv"/lib/python3*/site-packages/nvidia/cu*/bin/nvcc --version >/dev/null; then
+    link_cudart "$venv"
     cp "$lock" "$venv/.installed-lock"
     return 0
   fi

@@ -6,7 +6,7 @@
  * akg/sketch_bind.h, then one ctypes call with the tensors' device pointers
  * and the current CUDA stream) and the library's name kernel_<hash12>.so,
  * hashed from the source so that a warm worker never loads a stale build.
- * build_argv runs nvcc: -O3 -arch=sm_<arch> -shared -Xcompiler -fPIC, the
+ * build_argv runs nvcc: -O3 -arch=sm_<arch> -shared -cudart shared -Xcompiler -fPIC, the
  * arch being the build request's (the task's).
  */
 #include <stdio.h>
@@ -156,7 +156,8 @@ static int cuda_build_argv(const akg_build_request *req, char ***argv_out, char 
         if (!((*p >= '0' && *p <= '9') || *p == 'a' || *p == 'f'))
             return akg_fail(err, errlen, AKG_EINVAL,
                             "arch `%s`: not an NVIDIA architecture (sm_90, sm_90a, ...)", arch);
-    static const char *defaults[] = {"-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC"};
+    static const char *defaults[] = {"-O3",    "-std=c++17", "-shared", "-cudart",
+                                     "shared", "-Xcompiler", "-fPIC"};
     size_t nflags = cJSON_IsArray(flags) ? (size_t)cJSON_GetArraySize(flags)
                                          : sizeof defaults / sizeof defaults[0];
     char **argv = calloc(nflags + 8, sizeof *argv);
