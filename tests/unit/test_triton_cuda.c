@@ -187,12 +187,11 @@ static void test_lowering_shapes(const char *root)
         {"reduction_sum_dim1_keepdim",
          {"for v_o in range(0, S_O, 1):", "X_part = torch.empty((8, ",
           "host statements that write memory, one program", "if (S_I == 1):"}},
-        /* gemm on 128 x 32 x 128 tiles: tl.dot into the f32 accumulator, f32 products as three
-         * TF32 tensor-core products (f32-level error); a 128 x 128 dot tile launches 8 warps */
+        /* gemm on 128 x 32 x 128 tiles: tl.dot into the f32 accumulator, IEEE f32 products
+         * (the target's f32_dot_precision), Triton's default warps */
         {"matmul_square",
          {"v_acc = tl.full([128, 128], 0, tl.float32)",
-          "tl.dot(v_ta, v_tb, v_acc, input_precision=\"tf32x3\")", "v_acc = _t",
-          "_n1, num_warps=8)"}},
+          "tl.dot(v_ta, v_tb, v_acc, input_precision=\"ieee\")", "v_acc = _t", "_n1)"}},
         /* a transposed operand loaded as stored and transposed in the kernel */
         {"matmul_transposed_b", {"= tl.trans(v_tb)", "tl.dot(v_ta, _t", NULL}},
         /* a host tile re-issued in the kernel that reads it */
