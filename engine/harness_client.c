@@ -12,6 +12,11 @@
  * it is ready, the queued requests are answered with class "crash" and the
  * worker's last stderr lines, so a wrong interpreter is one clear error.
  *
+ * A request that names a kernel goes to the idle worker that last took a request of that kernel
+ * when there is one (its judge still holds the candidate's child, loaded: a profile after a
+ * verify then starts no process and imports nothing; on a GPU that load took 3-4 s of every
+ * profile), else to the first idle worker that may take it.
+ *
  * A worker's environment is the engine's with the pool's settings over it
  * (threads, device, the BLAS threads' policy, and AKG_SANDBOX, the sandbox of
  * the candidates' children): a value of those inherited from whoever started
@@ -66,6 +71,7 @@ struct proc_inst {
     char *tail[STDERR_TAIL];
     int tail_pos;
     akg_harness_req *current;
+    char *last_kernel; /* the "kernel" of the last request it took (its judge's loaded child) */
 };
 
 struct akg_harness {
@@ -164,6 +170,7 @@ static void inst_free(proc_inst *w)
     akg_buf_free(&w->errbuf);
     for (int i = 0; i < STDERR_TAIL; i++)
         free(w->tail[i]);
+    free(w->last_kernel);
     free(w);
     pool->live_insts--;
     if (pool->closing && pool->live_insts == 0) {
@@ -637,11 +644,31 @@ static int may_start_on(const akg_harness *pool, int s, const akg_harness_req *r
     return 1;
 }
 
+/* The idle slot that may take r and last took a request of r's kernel, or -1. */
+static int kernel_slot(const akg_harness *pool, const akg_harness_req *r)
+{
+    const char *kernel = cJSON_GetStringValue(cJSON_GetObjectItem(r->request, "kernel"));
+    if (!kernel)
+        return -1;
+    for (int s = 0; s < pool->nworkers; s++) {
+        const proc_inst *w = pool->slots[s];
+        if (w && w->state == W_IDLE && w->last_kernel && strcmp(w->last_kernel, kernel) == 0 &&
+            may_start_on(pool, s, r))
+            return s;
+    }
+    return -1;
+}
+
 static void pump(akg_harness *pool)
 {
     if (pool->closing)
         return;
-    for (int s = 0; s < pool->nworkers && pool->queue_head; s++) {
+    for (int i = 0; i < pool->nworkers && pool->queue_head; i++) {
+        /* the worker holding the head's kernel first, then the slots in order */
+        int pref = kernel_slot(pool, pool->queue_head);
+        int s = pref >= 0 ? pref : i;
+        if (pref >= 0)
+            i--; /* slot i is still to be looked at for the next request */
         proc_inst *w = pool->slots[s];
         if (!w) {
             char err[512];
@@ -654,6 +681,11 @@ static void pump(akg_harness *pool)
         if (w->state != W_IDLE || !may_start_on(pool, s, pool->queue_head))
             continue;
         akg_harness_req *r = queue_pop(pool);
+        const char *kernel = cJSON_GetStringValue(cJSON_GetObjectItem(r->request, "kernel"));
+        if (kernel) {
+            free(w->last_kernel);
+            w->last_kernel = akg_strdup(kernel);
+        }
         r->started_ms = akg_now_ms();
         r->worker = s;
         w->current = r;

@@ -3,8 +3,10 @@
  * starts and ends on which device and takes 0.3 s. A "profile" must run alone on its device: it
  * starts only once the device's other requests are answered and nothing starts there until it is
  * answered; the queue is never overtaken (a request queued after the profile starts after it);
- * worker i gets the device the list names. akg_parse_devices reads counts and lists and names
- * what is wrong. */
+ * worker i gets the device the list names. A request naming a kernel goes to the idle worker that
+ * last took that kernel (its judge holds the candidate's loaded child). akg_parse_devices reads
+ * counts and lists and names what is wrong. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +140,68 @@ static void test_a_profile_runs_alone_on_its_device(const char *dir)
     CHECK(overlap(&spans[0], &spans[1]) || overlap(&spans[0], &spans[2]));
 }
 
+static int worker_of[4];
+
+static void on_worker(const cJSON *ans, void *user)
+{
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok")));
+    const cJSON *w = cJSON_GetObjectItem(ans, "worker");
+    CHECK(cJSON_IsNumber(w));
+    worker_of[(int)(intptr_t)user] = cJSON_IsNumber(w) ? (int)w->valuedouble : -1;
+    answered++;
+}
+
+static void submit_kernel(akg_harness *pool, const char *op, const char *name, const char *kernel,
+                          int index)
+{
+    cJSON *req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "op", op);
+    cJSON_AddStringToObject(req, "name", name);
+    cJSON_AddStringToObject(req, "kernel", kernel);
+    CHECK(akg_harness_submit(pool, req, 30, on_worker, (void *)(intptr_t)index, NULL) == AKG_OK);
+}
+
+/* Two workers on one device verify kernels A and B at once; then B's profile (and then A's)
+ * goes to the worker that verified it, though the first idle slot is the other one. */
+static void test_a_kernel_goes_back_to_its_worker(const char *dir)
+{
+    char script[512];
+    snprintf(script, sizeof script, "%s/fake_worker.py", dir);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    static const int ids[] = {0, 0};
+    akg_harness_options ho = {0};
+    ho.python = "python3";
+    ho.worker_script = script;
+    ho.workers = 2;
+    ho.device_ids = ids;
+    ho.threads = 1;
+    ho.device_kind = "cuda";
+    akg_harness *pool = NULL;
+    char err[512];
+    CHECK(akg_harness_new(&loop, &ho, &pool, err, sizeof err) == AKG_OK);
+    answered = 0;
+    submit_kernel(pool, "verify", "a", "/k/A/model_new.py", 0);
+    submit_kernel(pool, "verify", "b", "/k/B/model_new.py", 1);
+    while (answered < 2 && uv_run(&loop, UV_RUN_ONCE))
+        ;
+    submit_kernel(pool, "profile", "c", "/k/B/model_new.py", 2);
+    while (answered < 3 && uv_run(&loop, UV_RUN_ONCE))
+        ;
+    submit_kernel(pool, "profile", "d", "/k/A/model_new.py", 3);
+    while (answered < 4 && uv_run(&loop, UV_RUN_ONCE))
+        ;
+    CHECK(answered == 4);
+    CHECK(worker_of[0] != worker_of[1]); /* both ran at once, one on each worker */
+    CHECK(worker_of[2] == worker_of[1]);
+    CHECK(worker_of[3] == worker_of[0]);
+    int closed = 0;
+    akg_harness_close(pool, on_closed, &closed);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK(closed == 1);
+    CHECK(uv_loop_close(&loop) == 0);
+}
+
 static void test_parse_devices(void)
 {
     int ids[AKG_ENGINE_MAX_DEVICES], n = 0;
@@ -166,6 +230,7 @@ int main(void)
         return 2;
     test_parse_devices();
     test_a_profile_runs_alone_on_its_device(dir);
+    test_a_kernel_goes_back_to_its_worker(dir);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
