@@ -14,8 +14,9 @@
  *
  * A request that names a kernel goes to the idle worker that last took a request of that kernel
  * when there is one (its judge still holds the candidate's child, loaded: a profile after a
- * verify then starts no process and imports nothing; on a GPU that load took 3-4 s of every
- * profile), else to the first idle worker that may take it.
+ * verify then starts no process and imports nothing; on an H200 with eight workers a profile's
+ * contest phase, where a worker without that child loads it, took 3-4 s, against milliseconds
+ * with it loaded), else to the first idle worker that may take it.
  *
  * A worker's environment is the engine's with the pool's settings over it
  * (threads, device, the BLAS threads' policy, and AKG_SANDBOX, the sandbox of
