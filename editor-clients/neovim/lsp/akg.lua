@@ -4,8 +4,8 @@
 --   vim.lsp.config('akg', { settings = { akg = { targets = { 'cpu/cpp' } } } })
 --   vim.lsp.enable('akg')
 --
--- Python buffers attach only when they are PyTorch references (KernelBench
--- form); .sketch files always do. require('akg').setup() is the alternative
+-- Python buffers attach when they are PyTorch references (KernelBench form) or
+-- models (a class deriving from nn.Module); .sketch files always do. require('akg').setup() is the alternative
 -- that also defines :AkgGenerate, :AkgCancel and :AkgReport.
 local function is_reference(bufnr)
   local has_model, has_inputs = false, false
@@ -13,7 +13,15 @@ local function is_reference(bufnr)
     has_model = has_model or line:match('^class%s+Model%s*%(') ~= nil
     has_inputs = has_inputs or line:match('^def%s+get_inputs%s*%(') ~= nil
   end
-  return has_model and has_inputs
+  if has_model and has_inputs then
+    return true
+  end
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    if line:match('^%s*class%s+[%w_]+%s*%(.*nn%.Module') or line:match('^%s*class%s+[%w_]+%s*%(%s*Module%s*[,)]') then
+      return true
+    end
+  end
+  return false
 end
 
 local markers = { '.akg', '.git', 'pyproject.toml', 'setup.py' }

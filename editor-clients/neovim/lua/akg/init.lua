@@ -3,7 +3,8 @@
 --   require('akg').setup({ targets = { 'cpu/cpp' }, python = '/usr/bin/python3' })
 --
 -- Starts akg-lsp for Python buffers that are PyTorch references (KernelBench
--- form: `class Model(` and `def get_inputs`) and for .sketch files. Works on
+-- form: `class Model(` and `def get_inputs`) or models (a class deriving from
+-- nn.Module: "Generate kernel for this" on a selection) and for .sketch files. Works on
 -- Neovim 0.7 (vim.lsp.start_client + buf_attach_client) and on current
 -- releases (vim.lsp.start). See :help akg.
 local config = require('akg.config')
@@ -41,6 +42,19 @@ function M.is_reference(bufnr)
     end
   end
   return false
+end
+
+--- True when the buffer defines a PyTorch module (`class X(nn.Module)`,
+--- `torch.nn.Module` or `Module`): a model whose code a selection can turn
+--- into a kernel. A reference is one too.
+function M.is_model(bufnr)
+  bufnr = bufnr or 0
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    if line:match('^%s*class%s+[%w_]+%s*%(.*nn%.Module') or line:match('^%s*class%s+[%w_]+%s*%(%s*Module%s*[,)]') then
+      return true
+    end
+  end
+  return M.is_reference(bufnr)
 end
 
 --- The workspace folder for a file: the nearest folder above it holding one
@@ -374,14 +388,14 @@ local function define_commands()
   end, { nargs = 0, desc = 'akg: open the last report' })
 end
 
---- Attaches when the buffer is a reference (Python) or a sketch.
+--- Attaches when the buffer is a reference or a model (Python) or a sketch.
 function M.maybe_attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   if not vim.api.nvim_buf_is_valid(bufnr) or vim.bo[bufnr].buftype ~= '' then
     return nil
   end
   local ft = vim.bo[bufnr].filetype
-  if ft == 'sketch' or (ft == 'python' and M.is_reference(bufnr)) then
+  if ft == 'sketch' or (ft == 'python' and M.is_model(bufnr)) then
     if not M.client(bufnr) then
       return M.attach(bufnr)
     end
@@ -401,7 +415,7 @@ function M.setup(opts)
       M.maybe_attach(ev.buf)
     end,
   })
-  -- A file can become a reference when it is written.
+  -- A file can become a reference or a model when it is written.
   vim.api.nvim_create_autocmd('BufWritePost', {
     group = group,
     pattern = '*.py',
