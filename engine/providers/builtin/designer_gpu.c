@@ -22,6 +22,10 @@
  * (zeros outside A and B) and of the store. Transposed operands are loaded as stored and
  * transposed by gemm's trans_a/trans_b (strided in the kernel, no copy). A batch of
  * matrices times one matrix is one product over all rows, as on the CPU.
+ *
+ * Scans (rx_sketch_gpu_scan.c): D streamed with a vector of f64 running values, RB rows
+ * per program for contiguous rows (I == 1), CH columns of an outer row per program for
+ * strided ones (the emitters do not lower a scan within a tile yet).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,7 +254,8 @@ int akg_gpu_redesign_family(akg_design *d, const akg_reference *ref, const cJSON
     }
     const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(d->params, "design"));
     const char *what = cJSON_GetStringValue(cJSON_GetObjectItem(d->params, "what"));
-    if (!kind || !what || (strcmp(kind, "reduce") && strcmp(kind, "rowmap")))
+    if (!kind || !what ||
+        (strcmp(kind, "reduce") && strcmp(kind, "rowmap") && strcmp(kind, "scan")))
         return AKG_OK; /* no GPU writer for this kind yet: the CPU's sketch, correct there */
     char err[512];
     int rc = akg_rx_write_sketch_gpu(d, ref, probe, akg_rx_numeric_retry(feedback), what, err,

@@ -31,9 +31,9 @@ void akg_gpu_softmax_constexprs(akg_buf *b, const akg_design *d);
 void akg_gpu_softmax_body(akg_buf *b, const akg_design *d);
 
 /* A family rule's design d (CPU sketch written) rewritten for a GPU where a GPU writer
- * knows its kind (reductions, row maps, matrix products): d's sketch replaced and d->gpu set. A
- * design no GPU writer knows keeps its CPU sketch (correct on a GPU, not fast). Returns AKG_OK, or
- * AKG_ENOMEM. */
+ * knows its kind (reductions, row maps, scans, matrix products): d's sketch replaced and d->gpu
+ * set. A design no GPU writer knows keeps its CPU sketch (correct on a GPU, not fast). Returns
+ * AKG_OK, or AKG_ENOMEM. */
 int akg_gpu_redesign_family(akg_design *d, const akg_reference *ref, const cJSON *probe,
                             const cJSON *feedback);
 

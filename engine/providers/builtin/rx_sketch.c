@@ -538,7 +538,7 @@ static int write_sketch(akg_design *d, const akg_reference *ref, const cJSON *pr
         else if (kind && !strcmp(kind, "rowmap"))
             rc = gpu ? rx_rowmap_sketch_gpu(&s, what) : rx_rowmap_sketch(&s, what);
         else if (kind && !strcmp(kind, "scan"))
-            rc = rx_scan_sketch(&s, what);
+            rc = gpu ? rx_scan_sketch_gpu(&s, what) : rx_scan_sketch(&s, what);
         else if (kind && !strcmp(kind, "chnorm"))
             rc = rx_chnorm_sketch(&s);
         else if (kind && !strcmp(kind, "rowloss"))

@@ -140,6 +140,8 @@ int rx_reduce_sketch_gpu(rx_sk *s, const char *what);
 int rx_rowmap_sketch_gpu(rx_sk *s, const char *what);
 /* rx_sketch_scan.c */
 int rx_scan_sketch(rx_sk *s, const char *what);
+/* rx_sketch_gpu_scan.c: the GPU's scan design */
+int rx_scan_sketch_gpu(rx_sk *s, const char *what);
 /* rx_sketch_chnorm.c */
 int rx_chnorm_sketch(rx_sk *s);
 /* rx_sketch_loss.c */
