@@ -26,6 +26,11 @@
  * Scans (rx_sketch_gpu_scan.c): D streamed with a vector of f64 running values, RB rows
  * per program for contiguous rows (I == 1), CH columns of an outer row per program for
  * strided ones (the emitters do not lower a scan within a tile yet).
+ *
+ * Convolutions (designer_gpu_conv.c; one forward layer, zero padding, not depthwise): an
+ * implicit GEMM, one program per [BN output channels of a group] x [BW output columns of a
+ * row], K walked as BK input channels per tap, `gemm` into an f32 tile; padding is the
+ * loads' bounds guards. Other layers keep the CPU's design.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,6 +255,15 @@ int akg_gpu_redesign_family(akg_design *d, const akg_reference *ref, const cJSON
         free(d->sketch_text);
         d->sketch_text = text;
         d->gpu = 1;
+        return AKG_OK;
+    }
+    if (!strcmp(d->family, "conv")) {
+        char *text = akg_gpu_conv_sketch(d, ref);
+        if (text) { /* else the CPU's sketch stays (see designer_gpu_conv.c) */
+            free(d->sketch_text);
+            d->sketch_text = text;
+            d->gpu = 1;
+        }
         return AKG_OK;
     }
     const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(d->params, "design"));

@@ -30,6 +30,10 @@ void akg_gpu_softmax_constexprs(akg_buf *b, const akg_design *d);
  * and including the sketch's closing brace. */
 void akg_gpu_softmax_body(akg_buf *b, const akg_design *d);
 
+/* The GPU sketch of the conv rule's design d (designer_gpu_conv.c), or NULL (no memory, or a
+ * layer it does not say: the CPU's sketch stays). */
+char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref);
+
 /* A family rule's design d (CPU sketch written) rewritten for a GPU where a GPU writer
  * knows its kind (reductions, row maps, scans, matrix products): d's sketch replaced and d->gpu
  * set. A design no GPU writer knows keeps its CPU sketch (correct on a GPU, not fast). Returns

@@ -1,0 +1,177 @@
+/*
+ * designer_gpu_conv.c: the GPU design of a forward convolution (nn.Conv1d/2d/3d: groups,
+ * stride, dilation, per-dim and 'same' padding, bias), written for the cuda backend from
+ * the conv rule's design (its params name the layer and its geometry).
+ *
+ * The CPU design packs weight panels and gathers input rows into tiles (`pb[...] -> ...`,
+ * `rows[:, None]`): a GPU emitter lowers neither (its tiles are values, not memory). This
+ * one is an implicit GEMM the emitters lower as written. The tensors are viewed in 3-D form
+ * (x[N, C, ID, IH, IW], w[OC, ICG, KD, KH, KW], y[N, OC, OD, OH, OW]; a 1-D or 2-D layer's
+ * leading dims are 1). One program per output row piece and channel block: the grid runs
+ * over (n, od, oh, BW output columns, group, BN output channels of the group); the program
+ * keeps an f32 [BN, BW] accumulator and, for each BK-slice of the group's input channels
+ * and each tap (kd, kh, kw), loads the weight tile w[oc.., ic.., kd, kh, kw] ([BN, BK]) and
+ * the input tile x[n, ic.., id, ih, iw0 : ... : SW] ([BK, BW], the columns a strided slice
+ * with the layer's stride as a literal step) and accumulates their product with `gemm`
+ * (tl.dot: every side a constant of at least 16; channel counts below 16 are masked lanes
+ * of a 16-wide side). Zero padding is the loads' bounds guards: a tap's row or column
+ * outside the input reads 0. The bias is a [BN, 1] tile added before the masked store.
+ * K is therefore taps x input channels per group, walked as BK channels per tap.
+ *
+ * Not here (the CPU's design stays, and the emitters say what stops it): transposed
+ * layers, reflect padding (not a masked load), chains of layers, depthwise layers (their
+ * CPU design is direct and lowers as it is).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "designer_gpu.h"
+
+static const char *const SP[3] = {"D", "H", "W"};
+
+static long item_long(const cJSON *o, const char *key, int i, long fallback)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, key);
+    if (cJSON_IsArray(v))
+        v = cJSON_GetArrayItem(v, i);
+    return cJSON_IsNumber(v) ? (long)v->valuedouble : fallback;
+}
+
+/* The sketch, or NULL (no memory, or a layer this writer does not say: see the comment). */
+char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
+{
+    const cJSON *layers = cJSON_GetObjectItem(d->params, "layers");
+    const cJSON *in = cJSON_GetObjectItem(d->params, "input");
+    if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) != 1 || !cJSON_IsNumber(in) ||
+        in->valueint < 0 || (size_t)in->valueint >= ref->n_forward_params)
+        return NULL;
+    const cJSON *L = cJSON_GetArrayItem(layers, 0);
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(L, "name"));
+    const char *algo = cJSON_GetStringValue(cJSON_GetObjectItem(L, "algorithm"));
+    const char *pm = cJSON_GetStringValue(cJSON_GetObjectItem(L, "padding_mode"));
+    int dims = (int)item_long(L, "dims", 0, 0);
+    int same = cJSON_IsTrue(cJSON_GetObjectItem(L, "same"));
+    long groups = item_long(L, "groups", 0, 1), ic = item_long(L, "in_channels", 0, 0),
+         oc = item_long(L, "out_channels", 0, 0);
+    if (!name || !algo || strcmp(algo, "implicit_gemm") || item_long(L, "transposed", 0, 1) ||
+        !pm || strcmp(pm, "zeros") || dims < 1 || dims > 3 || groups < 1 || ic % groups ||
+        oc % groups || ic <= 0 || oc <= 0)
+        return NULL;
+    /* the window in 3-D order; 'same' pads L * (K - 1) / 2 before (PyTorch's split) */
+    long k[3], s[3], p[3], l[3];
+    for (int i = 0; i < 3; i++) {
+        int at = i - (3 - dims);
+        k[i] = at < 0 ? 1 : item_long(L, "kernel", at, 1);
+        s[i] = at < 0 ? 1 : item_long(L, "stride", at, 1);
+        l[i] = at < 0 ? 1 : item_long(L, "dilation", at, 1);
+        p[i] = at < 0 ? 0 : item_long(L, "padding", at, 0);
+        if (same)
+            p[i] = l[i] * (k[i] - 1) / 2;
+        if (k[i] < 1 || s[i] < 1 || l[i] < 1 || p[i] < 0 || (same && s[i] != 1))
+            return NULL;
+    }
+    long icg = ic / groups, ocg = oc / groups;
+    int bias = (int)item_long(L, "bias", 0, 0);
+    akg_buf b;
+    akg_buf_init(&b, 1 << 13);
+    akg_buf_appendf(&b,
+                    "# %s on a GPU: implicit GEMM, one program per BW output columns of a row "
+                    "x BN output\n# channels of a group; per BK input channels and tap, the "
+                    "weight [BN, BK] times the\n# input [BK, BW] (strided columns) into an f32 "
+                    "tile; zero padding is the loads' bounds.\n",
+                    d->op_name);
+    akg_buf_appendf(&b,
+                    "sketch %s {\n  symbols: N, C, ID, IH, IW, OD, OH, OW;\n  tensors: x[N, C, "
+                    "ID, IH, IW]: f32; w[OC, ICG, KD, KH, KW]: f32; ",
+                    d->op_name);
+    if (bias)
+        akg_buf_puts(&b, "bias[OC]: f32; ");
+    akg_buf_puts(&b, "y[N, OC, OD, OH, OW]: f32;\n");
+    akg_buf_appendf(&b, "  constexpr: G = %ld, OC = %ld, ICG = %ld, OCG = %ld", groups, oc, icg,
+                    ocg);
+    for (int i = 0; i < 3; i++)
+        akg_buf_appendf(&b, ", K%s = %ld, S%s = %ld, P%s = %ld, L%s = %ld", SP[i], k[i], SP[i],
+                        s[i], SP[i], p[i], SP[i], l[i]);
+    long bn = ocg <= 16 ? 16 : ocg <= 32 ? 32 : 64;
+    long bk = icg <= 16 ? 16 : 32;
+    akg_buf_appendf(&b, ", BN = tune(%ld%s), BW = tune(32, 64, 16), BK = tune(%ld%s);\n", bn,
+                    bn == 64   ? ", 32, 128"
+                    : bn == 32 ? ", 64, 16"
+                               : ", 32",
+                    bk, bk == 16 ? ", 32" : ", 16, 64");
+    /* bind: the input in its own rank, the layer's weight (checked against the design's
+     * constants), the output's size */
+    akg_buf_appendf(&b, "  bind: x = input(\"%s\", [N, C", ref->forward_params[in->valueint].name);
+    for (int i = 3 - dims; i < 3; i++)
+        akg_buf_appendf(&b, ", I%s", SP[i]);
+    akg_buf_puts(&b, "])");
+    for (int i = 0; i < 3 - dims; i++)
+        akg_buf_appendf(&b, ", I%s = 1", SP[i]);
+    akg_buf_appendf(&b, "\n  bind: w = weight(\"%s.weight\", [OC, ICG", name);
+    for (int i = 3 - dims; i < 3; i++)
+        akg_buf_appendf(&b, ", K%s", SP[i]);
+    akg_buf_appendf(&b, "]), G = attr(\"%s.groups\")\n", name);
+    for (int i = 0; i < 3; i++) {
+        int at = i - (3 - dims);
+        akg_buf_puts(&b, "  bind: ");
+        if (at >= 0) {
+            akg_buf_appendf(&b, "S%s = attr(\"%s.stride\", %d), L%s = attr(\"%s.dilation\", %d), ",
+                            SP[i], name, at, SP[i], name, at);
+            if (!same)
+                akg_buf_appendf(&b, "P%s = attr(\"%s.padding\", %d), ", SP[i], name, at);
+        }
+        if (same)
+            akg_buf_appendf(&b, "O%s = I%s\n", SP[i], SP[i]);
+        else
+            akg_buf_appendf(&b, "O%s = (I%s + 2 * P%s - L%s * (K%s - 1) - 1) // S%s + 1\n", SP[i],
+                            SP[i], SP[i], SP[i], SP[i], SP[i]);
+    }
+    if (bias)
+        akg_buf_appendf(&b, "  bind: bias = weight(\"%s.bias\", [OC])\n", name);
+    akg_buf_puts(&b, "  bind: y = output(0, [N, OC");
+    for (int i = 3 - dims; i < 3; i++)
+        akg_buf_appendf(&b, ", O%s", SP[i]);
+    akg_buf_puts(&b, "])\n\n");
+    const char *par = "@llm_hint(\"parallel\", \"grididx\")";
+    const char *loops[6][2] = {{"n", "range(0, N)"},   {"od", "range(0, OD)"},
+                               {"oh", "range(0, OH)"}, {"ow", "range(0, OW, BW)"},
+                               {"g", "range(0, G)"},   {"oc", "range(0, OCG, BN)"}};
+    char ind[64];
+    for (int i = 0; i < 6; i++) {
+        snprintf(ind, sizeof ind, "%*s", 2 + 2 * i, "");
+        akg_buf_appendf(&b, "%s%s\n%sfor %s in %s:\n", ind, par, ind, loops[i][0], loops[i][1]);
+    }
+    const char *rows = "min(BN, OCG - oc)", *cols = "min(BW, OW - ow)", *ks = "min(BK, ICG - ic)";
+    const char *I = "              ";
+    akg_buf_appendf(&b,
+                    "%sacc = alloc([%s, %s], dtype=f32, llm_hint=[\"fastest\", \"accumulator\", "
+                    "\"init_zero\"])\n",
+                    I, rows, cols);
+    akg_buf_appendf(&b, "%sfor ic in range(0, ICG, BK):\n", I);
+    akg_buf_appendf(&b, "%s  for kd in range(0, KD):\n%s    for kh in range(0, KH):\n", I, I);
+    akg_buf_appendf(&b, "%s      for kw in range(0, KW):\n", I);
+    const char *J = "                      ";
+    akg_buf_appendf(&b, "%stw = alloc([%s, %s], dtype=f32, llm_hint=[\"fast\"])\n", J, rows, ks);
+    akg_buf_appendf(&b, "%sload(w[g * OCG + oc:g * OCG + oc + %s, ic:ic + %s, kd, kh, kw] -> tw)\n",
+                    J, rows, ks);
+    akg_buf_appendf(&b, "%stx = alloc([%s, %s], dtype=f32, llm_hint=[\"fast\"])\n", J, ks, cols);
+    akg_buf_appendf(&b,
+                    "%sload(x[n, g * ICG + ic:g * ICG + ic + %s, od * SD - PD + kd * LD, "
+                    "oh * SH - PH + kh * LH, ow * SW - PW + kw * LW:ow * SW - PW + kw * LW + "
+                    "%s * SW",
+                    J, ks, cols);
+    if (s[2] != 1) /* the step a literal: the CUDA C emitter wants a constant */
+        akg_buf_appendf(&b, ":%ld", s[2]);
+    akg_buf_appendf(&b, "] -> tx)\n%sacc = gemm(tw, tx, acc)\n", J);
+    const char *out = "acc";
+    if (bias) {
+        akg_buf_appendf(&b, "%stb = alloc([%s, 1], dtype=f32)\n", I, rows);
+        akg_buf_appendf(&b, "%sload(bias[g * OCG + oc:g * OCG + oc + %s] -> tb)\n", I, rows);
+        out = "add(acc, tb)";
+    }
+    akg_buf_appendf(&b,
+                    "%sstore(%s -> y[n, g * OCG + oc:g * OCG + oc + %s, od, oh, ow:ow + %s])\n}\n",
+                    I, out, rows, cols);
+    return akg_buf_take(&b);
+}
