@@ -27,10 +27,11 @@
  * per program for contiguous rows (I == 1), CH columns of an outer row per program for
  * strided ones (the emitters do not lower a scan within a tile yet).
  *
- * Convolutions (designer_gpu_conv.c; one forward layer, zero padding, not depthwise): an
- * implicit GEMM, one program per [BN output channels of a group] x [BW output columns of a
- * row], K walked as BK input channels per tap, `gemm` into an f32 tile; padding is the
- * loads' bounds guards. Other layers keep the CPU's design.
+ * Convolutions (designer_gpu_conv.c; one forward layer, not depthwise): an implicit GEMM,
+ * one program per [BN output channels of a group] x [BW output columns of a row], K walked
+ * as BK input channels per tap, `gemm` into an f32 tile; zero padding is the loads' bounds
+ * guards, reflect padding (1-D, 2-D) a padded copy written first. Other layers keep the
+ * CPU's design.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,9 +18,14 @@
  * outside the input reads 0. The bias is a [BN, 1] tile added before the masked store.
  * K is therefore taps x input channels per group, walked as BK channels per tap.
  *
+ * Reflect padding (1-D and 2-D, not 'same'): a first stage writes the padded copy xp of the
+ * input (a scratch tensor: rows mirrored by three launches over the top, middle and bottom
+ * rows, each row's middle one block and its mirrored edge columns one at a time); the
+ * product then reads xp with no padding.
+ *
  * Not here (the CPU's design stays, and the emitters say what stops it): transposed
- * layers, reflect padding (not a masked load), chains of layers, depthwise layers (their
- * CPU design is direct and lowers as it is).
+ * layers, reflect padding of 3-D layers or with 'same', chains of layers, depthwise layers
+ * (their CPU design is direct and lowers as it is).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +41,35 @@ static long item_long(const cJSON *o, const char *key, int i, long fallback)
     if (cJSON_IsArray(v))
         v = cJSON_GetArrayItem(v, i);
     return cJSON_IsNumber(v) ? (long)v->valuedouble : fallback;
+}
+
+/* Reflect padding: the padded copy xp[N, C, 1, HP, WP] of x, one program per padded row
+ * (three launches: the top rows mirrored, the rows themselves, the bottom rows mirrored),
+ * the row's middle one block and its PW mirrored columns each side one at a time. */
+static void reflect_copy(akg_buf *b)
+{
+    static const char *const sec[3][3] = {{"0", "PH", "PH - hp"},
+                                          {"PH", "PH + IH", "hp - PH"},
+                                          {"PH + IH", "HP", "2 * IH + PH - 2 - hp"}};
+    const char *par = "@llm_hint(\"parallel\", \"grididx\")";
+    akg_buf_puts(b,
+                 "  # reflect padding: the padded copy of the input, then the product reads it\n");
+    akg_buf_puts(b, "  xp = alloc([N, C, ID, HP, WP], dtype=f32, llm_hint=[\"slow\"])\n");
+    for (int i = 0; i < 3; i++) {
+        const char *ih = sec[i][2];
+        akg_buf_appendf(b, "  %s\n  for n in range(0, N):\n    %s\n    for c in range(0, C):\n",
+                        par, par);
+        akg_buf_appendf(b, "      %s\n      for hp in range(%s, %s):\n", par, sec[i][0], sec[i][1]);
+        akg_buf_appendf(
+            b, "        t = alloc([IW], dtype=f32)\n        load(x[n, c, 0, %s, 0:IW] -> t)\n", ih);
+        akg_buf_puts(b, "        store(t -> xp[n, c, 0, hp, PW:PW + IW])\n");
+        akg_buf_puts(b, "        for j in range(0, PW):\n          u = alloc([1], dtype=f32)\n");
+        akg_buf_appendf(b, "          load(x[n, c, 0, %s, PW - j:PW - j + 1] -> u)\n", ih);
+        akg_buf_puts(b, "          store(u -> xp[n, c, 0, hp, j:j + 1])\n");
+        akg_buf_puts(b, "          v = alloc([1], dtype=f32)\n");
+        akg_buf_appendf(b, "          load(x[n, c, 0, %s, IW - 2 - j:IW - 1 - j] -> v)\n", ih);
+        akg_buf_puts(b, "          store(v -> xp[n, c, 0, hp, PW + IW + j:PW + IW + j + 1])\n");
+    }
 }
 
 /* The sketch, or NULL (no memory, or a layer this writer does not say: see the comment). */
@@ -55,8 +89,8 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
     long groups = item_long(L, "groups", 0, 1), ic = item_long(L, "in_channels", 0, 0),
          oc = item_long(L, "out_channels", 0, 0);
     if (!name || !algo || strcmp(algo, "implicit_gemm") || item_long(L, "transposed", 0, 1) ||
-        !pm || strcmp(pm, "zeros") || dims < 1 || dims > 3 || groups < 1 || ic % groups ||
-        oc % groups || ic <= 0 || oc <= 0)
+        !pm || (strcmp(pm, "zeros") && strcmp(pm, "reflect")) || dims < 1 || dims > 3 ||
+        groups < 1 || ic % groups || oc % groups || ic <= 0 || oc <= 0)
         return NULL;
     /* the window in 3-D order; 'same' pads L * (K - 1) / 2 before (PyTorch's split) */
     long k[3], s[3], p[3], l[3];
@@ -71,6 +105,10 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
         if (k[i] < 1 || s[i] < 1 || l[i] < 1 || p[i] < 0 || (same && s[i] != 1))
             return NULL;
     }
+    /* reflect: 1-D and 2-D layers with symmetric padding (a padded copy of the rows) */
+    int reflect = !strcmp(pm, "reflect");
+    if (reflect && (dims == 3 || same))
+        return NULL;
     long icg = ic / groups, ocg = oc / groups;
     int bias = (int)item_long(L, "bias", 0, 0);
     akg_buf b;
@@ -82,14 +120,14 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
                     "tile; zero padding is the loads' bounds.\n",
                     d->op_name);
     akg_buf_appendf(&b,
-                    "sketch %s {\n  symbols: N, C, ID, IH, IW, OD, OH, OW;\n  tensors: x[N, C, "
+                    "sketch %s {\n  symbols: N, C, ID, IH, IW, %sOD, OH, OW;\n  tensors: x[N, C, "
                     "ID, IH, IW]: f32; w[OC, ICG, KD, KH, KW]: f32; ",
-                    d->op_name);
+                    d->op_name, reflect ? "HP, WP, " : "");
     if (bias)
         akg_buf_puts(&b, "bias[OC]: f32; ");
     akg_buf_puts(&b, "y[N, OC, OD, OH, OW]: f32;\n");
-    akg_buf_appendf(&b, "  constexpr: G = %ld, OC = %ld, ICG = %ld, OCG = %ld", groups, oc, icg,
-                    ocg);
+    akg_buf_appendf(&b, "  constexpr: %sG = %ld, OC = %ld, ICG = %ld, OCG = %ld",
+                    reflect ? "RF = 1, " : "", groups, oc, icg, ocg);
     for (int i = 0; i < 3; i++)
         akg_buf_appendf(&b, ", K%s = %ld, S%s = %ld, P%s = %ld, L%s = %ld", SP[i], k[i], SP[i],
                         s[i], SP[i], p[i], SP[i], l[i]);
@@ -111,7 +149,10 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
     akg_buf_appendf(&b, "\n  bind: w = weight(\"%s.weight\", [OC, ICG", name);
     for (int i = 3 - dims; i < 3; i++)
         akg_buf_appendf(&b, ", K%s", SP[i]);
-    akg_buf_appendf(&b, "]), G = attr(\"%s.groups\")\n", name);
+    akg_buf_appendf(&b, "]), G = attr(\"%s.groups\")", name);
+    if (reflect)
+        akg_buf_appendf(&b, ", RF = attr(\"%s.padding_mode\", \"reflect\")", name);
+    akg_buf_puts(&b, "\n");
     for (int i = 0; i < 3; i++) {
         int at = i - (3 - dims);
         akg_buf_puts(&b, "  bind: ");
@@ -127,12 +168,16 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
             akg_buf_appendf(&b, "O%s = (I%s + 2 * P%s - L%s * (K%s - 1) - 1) // S%s + 1\n", SP[i],
                             SP[i], SP[i], SP[i], SP[i], SP[i]);
     }
+    if (reflect)
+        akg_buf_puts(&b, "  bind: HP = IH + 2 * PH, WP = IW + 2 * PW\n");
     if (bias)
         akg_buf_appendf(&b, "  bind: bias = weight(\"%s.bias\", [OC])\n", name);
     akg_buf_puts(&b, "  bind: y = output(0, [N, OC");
     for (int i = 3 - dims; i < 3; i++)
         akg_buf_appendf(&b, ", O%s", SP[i]);
     akg_buf_puts(&b, "])\n\n");
+    if (reflect)
+        reflect_copy(&b);
     const char *par = "@llm_hint(\"parallel\", \"grididx\")";
     const char *loops[6][2] = {{"n", "range(0, N)"},   {"od", "range(0, OD)"},
                                {"oh", "range(0, OH)"}, {"ow", "range(0, OW, BW)"},
@@ -157,10 +202,11 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
                     J, rows, ks);
     akg_buf_appendf(&b, "%stx = alloc([%s, %s], dtype=f32, llm_hint=[\"fast\"])\n", J, ks, cols);
     akg_buf_appendf(&b,
-                    "%sload(x[n, g * ICG + ic:g * ICG + ic + %s, od * SD - PD + kd * LD, "
-                    "oh * SH - PH + kh * LH, ow * SW - PW + kw * LW:ow * SW - PW + kw * LW + "
+                    "%sload(%s[n, g * ICG + ic:g * ICG + ic + %s, od * SD - %s + kd * LD, "
+                    "oh * SH - %s + kh * LH, ow * SW - %s + kw * LW:ow * SW - %s + kw * LW + "
                     "%s * SW",
-                    J, ks, cols);
+                    J, reflect ? "xp" : "x", ks, reflect ? "0" : "PD", reflect ? "0" : "PH",
+                    reflect ? "0" : "PW", reflect ? "0" : "PW", cols);
     if (s[2] != 1) /* the step a literal: the CUDA C emitter wants a constant */
         akg_buf_appendf(&b, ":%ld", s[2]);
     akg_buf_appendf(&b, "] -> tx)\n%sacc = gemm(tw, tx, acc)\n", J);
