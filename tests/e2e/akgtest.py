@@ -1,4 +1,5 @@
 """Helpers for the end-to-end tests: run the real akg_cli on real references."""
+import glob
 import json
 import os
 import re
@@ -43,6 +44,66 @@ class CliTest(unittest.TestCase):
             with open(path) as f:
                 report = json.load(f)
         return p, report
+
+
+VENV_TORCH2 = os.path.join(SOURCE, ".venv-torch2", "bin", "python")
+
+
+def nvcc_path():
+    """nvcc: $AKG_NVCC, else the one scripts/setup.sh installs into .venv-nvcc; None without."""
+    found = os.environ.get("AKG_NVCC") or ""
+    for c in sorted(glob.glob(os.path.join(SOURCE, ".venv-nvcc", "lib", "python3*", "site-packages",
+                                           "nvidia", "cu*", "bin", "nvcc"))):
+        found = found or c
+    return found if found and os.access(found, os.X_OK) else None
+
+
+@unittest.skipUnless(os.access(VENV_TORCH2, os.X_OK),
+                     "skipped: PyTorch 2 and Triton are not installed (scripts/setup.sh torch2)")
+class InterpretedGpuTest(CliTest):
+    """A CliTest for cuda designs without a GPU: Triton's interpreter on the CPU (PyTorch 2 from
+    .venv-torch2), references of the suite cut to small shapes, CUDA C lowered and compiled."""
+
+    def setUp(self):
+        super().setUp()
+        self.env.update(AKG_TRITON_INTERPRET="1", AKG_PYTHON=VENV_TORCH2)
+
+    def small_ref(self, family, name, sizes, replace=()):
+        """bench/ops/FAMILY/NAME.py with its module-level sizes replaced (the interpreter is
+        slow), no dynamic shapes, and the (old, new) texts of replace swapped."""
+        with open(os.path.join(SOURCE, "bench", "ops", family, name + ".py")) as f:
+            text = f.read()
+        for key, value in sizes.items():
+            text, n = re.subn(r"(?m)^%s = \d+$" % key, "%s = %d" % (key, value), text)
+            self.assertEqual(n, 1, "%s.py has no line %s = ..." % (name, key))
+        for old, new in replace:
+            self.assertIn(old, text)
+            text = text.replace(old, new)
+        text = re.sub(r"(?ms)^def get_inputs_dyn_list\(\):.*?(?=^\S|\Z)", "", text)
+        path = os.path.join(self.dir, name + ".py")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def lowers_to_cuda_c(self, name, sketch, compile_it=True):
+        """The sketch lowered to CUDA C (`akg_cli sketch emit`) and, where nvcc is found and
+        compile_it, built for sm_90 as the cuda backend builds it."""
+        path = os.path.join(self.dir, name + "_gpu.sketch")
+        with open(path, "w") as f:
+            f.write(sketch)
+        p = self.akg("sketch", "emit", "--backend", "cuda", "--dsl", "cuda", path)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertIn("__global__", p.stdout)
+        nvcc = nvcc_path()
+        if not nvcc or not compile_it:
+            return
+        cu = os.path.join(self.dir, name + ".cu")
+        with open(cu, "w") as f:
+            f.write(p.stdout)
+        c = subprocess.run([nvcc, "-O3", "-std=c++17", "-shared", "-cudart", "shared", "-Xcompiler",
+                            "-fPIC", "-arch=sm_90", "-o", cu[:-3] + ".so", cu], capture_output=True,
+                           text=True, timeout=240)
+        self.assertEqual(c.returncode, 0, c.stdout[-2000:] + c.stderr[-2000:])
 
 
 class ReplayTest(CliTest):
