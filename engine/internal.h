@@ -149,6 +149,8 @@ void akg__pipeline_start(akg_job *job);
 /* Emits the provider's queued progress messages (akg__job_emit calls it before any event). */
 void akg__pipeline_flush_progress(akg_job *job);
 void akg__pipeline_cancel(akg_job *job);
+/* Adds one harness answer's pool timings (queued_s, ran_s) to the job's harness_times under op. */
+void akg__job_add_harness_time(akg_job *job, const char *op, const cJSON *ans);
 
 /* report.c: report.json's object for a job ending with status (cls and
  * detail: its error, or NULL). The caller deletes it. */
@@ -163,6 +165,11 @@ cJSON *akg__job_record(akg_job *job);
  * cannot). */
 void akg__store_candidate(akg_job *job, const char *status, const char *cls, const char *detail,
                           double ref_ms, double kernel_ms);
+/* One candidate's row in the store (its library too when it passed); a failure to write is
+ * counted, kept in job->store_error and logged. info: the search's record (may be NULL). */
+void akg__store_record(akg_job *job, int step, const char *sketch, const akg_kernel_files *files,
+                       const char *lib_path, const char *status, const char *cls,
+                       const char *detail, double ref_ms, double kernel_ms, cJSON *info);
 
 /* engine.c */
 void akg__job_emit(akg_job *job, akg_event *ev);

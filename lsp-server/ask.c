@@ -157,20 +157,7 @@ cJSON *akg_lsp_ask_edit(akg_lsp_server *s, const akg_lsp_document *doc, const ak
     akg_buf_free(&text);
     cJSON *edits = cJSON_CreateArray();
     cJSON_AddItemToArray(edits, edit);
-    cJSON *we = cJSON_CreateObject();
-    if (versioned) {
-        cJSON *changes = cJSON_AddArrayToObject(we, "documentChanges");
-        cJSON *tde = cJSON_CreateObject();
-        cJSON *id = cJSON_AddObjectToObject(tde, "textDocument");
-        cJSON_AddStringToObject(id, "uri", doc->uri);
-        cJSON_AddNumberToObject(id, "version", doc->version);
-        cJSON_AddItemToObject(tde, "edits", edits);
-        cJSON_AddItemToArray(changes, tde);
-    } else {
-        cJSON *changes = cJSON_AddObjectToObject(we, "changes");
-        cJSON_AddItemToObject(changes, doc->uri, edits);
-    }
-    return we;
+    return akg_lsp_doc_workspace_edit(doc, edits, versioned);
 }
 
 /* "`x` and `g`" (names of needs of kind, or of all kinds when kind is 0). */

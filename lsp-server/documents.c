@@ -335,3 +335,21 @@ const char *akg_lsp_encoding_name(akg_lsp_encoding enc)
 {
     return enc == AKG_LSP_UTF8 ? "utf-8" : enc == AKG_LSP_UTF32 ? "utf-32" : "utf-16";
 }
+
+cJSON *akg_lsp_doc_workspace_edit(const akg_lsp_document *doc, cJSON *edits, int versioned)
+{
+    cJSON *we = cJSON_CreateObject();
+    if (versioned) {
+        cJSON *changes = cJSON_AddArrayToObject(we, "documentChanges");
+        cJSON *tde = cJSON_CreateObject();
+        cJSON *id = cJSON_AddObjectToObject(tde, "textDocument");
+        cJSON_AddStringToObject(id, "uri", doc->uri);
+        cJSON_AddNumberToObject(id, "version", doc->version);
+        cJSON_AddItemToObject(tde, "edits", edits);
+        cJSON_AddItemToArray(changes, tde);
+    } else {
+        cJSON *changes = cJSON_AddObjectToObject(we, "changes");
+        cJSON_AddItemToObject(changes, doc->uri, edits);
+    }
+    return we;
+}

@@ -51,6 +51,9 @@ int akg_lsp_doc_open(akg_lsp_documents *docs, const char *uri, const char *langu
                      size_t errlen);
 akg_lsp_document *akg_lsp_doc_find(akg_lsp_documents *docs, const char *uri);
 akg_lsp_document *akg_lsp_doc_find_path(akg_lsp_documents *docs, const char *path);
+/* A WorkspaceEdit of edits (a TextEdit array, taken) to doc: with versioned, documentChanges
+ * naming doc's version (the editor refuses it if the document moved on), else changes. */
+cJSON *akg_lsp_doc_workspace_edit(const akg_lsp_document *doc, cJSON *edits, int versioned);
 /* Closes uri; AKG_ENOTFOUND when it was not open. */
 int akg_lsp_doc_close(akg_lsp_documents *docs, const char *uri);
 void akg_lsp_docs_free(akg_lsp_documents *docs);

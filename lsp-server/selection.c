@@ -1007,21 +1007,10 @@ static int send_edit(akg_lsp_server *s, selection *e, char *label, size_t labell
     }
     cJSON *p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "label", label);
-    cJSON *we = cJSON_AddObjectToObject(p, "edit");
     int open = akg_lsp_doc_find_path(&s->docs, e->path) == doc;
-    if (s->caps.document_changes && open) {
-        /* versioned: the editor refuses it if the document moved on */
-        cJSON *changes = cJSON_AddArrayToObject(we, "documentChanges");
-        cJSON *tde = cJSON_CreateObject();
-        cJSON *id = cJSON_AddObjectToObject(tde, "textDocument");
-        cJSON_AddStringToObject(id, "uri", doc->uri);
-        cJSON_AddNumberToObject(id, "version", doc->version);
-        cJSON_AddItemToObject(tde, "edits", edits);
-        cJSON_AddItemToArray(changes, tde);
-    } else {
-        cJSON *changes = cJSON_AddObjectToObject(we, "changes");
-        cJSON_AddItemToObject(changes, doc->uri, edits);
-    }
+    /* versioned where the editor takes it: it refuses the edit if the document moved on */
+    cJSON_AddItemToObject(p, "edit",
+                          akg_lsp_doc_workspace_edit(doc, edits, s->caps.document_changes && open));
     akg_lsp_docs_free(&tmp);
     akg_lsp_log_info("job %lld: %s (%s)", e->job_id, label, e->model_new);
     akg_lsp_request(s, "workspace/applyEdit", p, apply_answered, e->job_id);

@@ -282,7 +282,7 @@ typedef struct {
 } req_ctx;
 
 /* Adds one answer's pool timings (queued_s, ran_s) to the job's harness_times under its op. */
-static void add_harness_time(akg_job *j, const char *op, const cJSON *ans)
+void akg__job_add_harness_time(akg_job *j, const char *op, const cJSON *ans)
 {
     if (!j->harness_times && !(j->harness_times = cJSON_CreateObject()))
         return;
@@ -311,7 +311,7 @@ static void on_answer(const cJSON *ans, void *user)
     req_ctx *c = user;
     akg_job *j = c->job;
     answer_fn fn = c->fn;
-    add_harness_time(j, c->op, ans);
+    akg__job_add_harness_time(j, c->op, ans);
     free(c);
     j->hreq = NULL;
     if (j->cancelled) {

@@ -47,25 +47,22 @@ static void store_check(akg_job *j, int rc, const char *what)
     emit_error(j, msg);
 }
 
-void akg__store_candidate(akg_job *j, const char *status, const char *cls, const char *detail,
-                          double ref_ms, double kernel_ms)
+void akg__store_record(akg_job *j, int step, const char *sketch, const akg_kernel_files *files,
+                       const char *lib_path, const char *status, const char *cls,
+                       const char *detail, double ref_ms, double kernel_ms, cJSON *info)
 {
-    if (!j->store_run)
-        return; /* said when the job started */
     char what[64];
-    snprintf(what, sizeof what, "candidate %d", j->attempt);
-    /* a verified candidate keeps what a cached answer or a resumed search needs (search.h) */
-    int passed = strcmp(status, "pass") == 0;
+    snprintf(what, sizeof what, "candidate %d", step);
+    /* a verified candidate keeps its library too (search.h: a cached answer, a resumed search) */
     char *lib = NULL;
     size_t lib_len = 0;
-    if (passed && j->lib_path &&
-        akg_read_file(j->lib_path, 64u << 20, &lib, &lib_len, NULL, 0) != AKG_OK)
+    if (strcmp(status, "pass") == 0 && lib_path &&
+        akg_read_file(lib_path, 64u << 20, &lib, &lib_len, NULL, 0) != AKG_OK)
         lib = NULL;
-    cJSON *info = akg__search_store_info(j, passed);
-    akg_store_cand c = {.step = j->attempt,
-                        .sketch = j->sketch_text,
-                        .code = j->files.kernel_source,
-                        .model_new = j->files.model_new_source,
+    akg_store_cand c = {.step = step,
+                        .sketch = sketch,
+                        .code = files->kernel_source,
+                        .model_new = files->model_new_source,
                         .status = status,
                         .error_class = cls,
                         .error_detail = detail,
@@ -77,8 +74,18 @@ void akg__store_candidate(akg_job *j, const char *status, const char *cls, const
                         .library_len = lib_len,
                         .info = info};
     store_check(j, akg_store_candidate_record(j->engine->store, j->id, &c), what);
-    cJSON_Delete(info);
     free(lib);
+}
+
+void akg__store_candidate(akg_job *j, const char *status, const char *cls, const char *detail,
+                          double ref_ms, double kernel_ms)
+{
+    if (!j->store_run)
+        return; /* said when the job started */
+    cJSON *info = akg__search_store_info(j, strcmp(status, "pass") == 0);
+    akg__store_record(j, j->attempt, j->sketch_text, &j->files, j->lib_path, status, cls, detail,
+                      ref_ms, kernel_ms, info);
+    cJSON_Delete(info);
 }
 
 /* ---------- report.json ---------- */

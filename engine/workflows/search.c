@@ -866,31 +866,6 @@ static void add_entry_by_step(akg_job *j, cJSON *entry)
     cJSON_Delete(later);
 }
 
-/* Adds one answer's pool timings (queued_s, ran_s) to the job's harness_times under op, as the
- * pipeline does for its own requests. */
-static void add_harness_time(akg_job *j, const char *op, const cJSON *ans)
-{
-    if (!j->harness_times && !(j->harness_times = cJSON_CreateObject()))
-        return;
-    cJSON *t = cJSON_GetObjectItem(j->harness_times, op);
-    if (!t) {
-        t = cJSON_AddObjectToObject(j->harness_times, op);
-        if (!t)
-            return;
-        cJSON_AddNumberToObject(t, "requests", 0);
-        cJSON_AddNumberToObject(t, "queued_s", 0);
-        cJSON_AddNumberToObject(t, "ran_s", 0);
-    }
-    static const char *const keys[] = {"requests", "queued_s", "ran_s"};
-    for (int i = 0; i < 3; i++) {
-        const cJSON *v = cJSON_GetObjectItem(ans, keys[i]);
-        cJSON *sum = cJSON_GetObjectItem(t, keys[i]);
-        double add = i == 0 ? 1 : cJSON_IsNumber(v) ? v->valuedouble : 0;
-        if (sum)
-            cJSON_SetNumberValue(sum, sum->valuedouble + add);
-    }
-}
-
 static void run_unlink(akg_search *s, search_run *r)
 {
     for (search_run **p = &s->runs; *p; p = &(*p)->next)
@@ -946,38 +921,12 @@ static void run_store(akg_job *j, const search_run *r, int passed, const char *c
 {
     if (!j->store_run)
         return; /* said when the job started */
-    char *lib = NULL;
-    size_t lib_len = 0;
-    if (passed && r->lib_path &&
-        akg_read_file(r->lib_path, 64u << 20, &lib, &lib_len, NULL, 0) != AKG_OK)
-        lib = NULL;
     const char *const paths[] = {r->sketch_path, r->kernel_path, r->model_new_path, r->lib_path};
     cJSON *info =
         search_store_info(j, &j->search->cands[r->index], paths, r->verify, r->profile, passed);
-    akg_store_cand c = {.step = r->step,
-                        .sketch = r->sketch_text,
-                        .code = r->files.kernel_source,
-                        .model_new = r->files.model_new_source,
-                        .status = passed ? "pass" : "fail",
-                        .error_class = cls,
-                        .error_detail = detail,
-                        .ref_ms = ref_ms,
-                        .kernel_ms = kernel_ms,
-                        .fingerprint = j->fingerprint[0] ? j->fingerprint : NULL,
-                        .judge = j->judge[0] ? j->judge : NULL,
-                        .library = lib,
-                        .library_len = lib_len,
-                        .info = info};
-    if (akg_store_candidate_record(j->engine->store, j->id, &c) != AKG_OK) {
-        j->store_failures++;
-        snprintf(j->store_error, sizeof j->store_error, "candidate %d: %s", r->step,
-                 akg_store_errmsg(j->engine->store));
-        char msg[512];
-        snprintf(msg, sizeof msg, "the store could not record %s", j->store_error);
-        akg__pipeline_log(j, AKG_LOG_ERROR, msg);
-    }
+    akg__store_record(j, r->step, r->sketch_text, &r->files, r->lib_path, passed ? "pass" : "fail",
+                      cls, detail, ref_ms, kernel_ms, info);
     cJSON_Delete(info);
-    free(lib);
 }
 
 /* The end of a candidate in flight: its entry in the report (with when it started and ended,
@@ -1116,7 +1065,7 @@ static void on_run_answer(const cJSON *ans, void *user)
     int profile = r->stage == RUN_PROFILING;
     if (profile)
         s->profiling--;
-    add_harness_time(j, profile ? "profile" : "verify", ans);
+    akg__job_add_harness_time(j, profile ? "profile" : "verify", ans);
     cJSON *t = answer_timing(j, ans);
     if (t) {
         if (!r->timings)

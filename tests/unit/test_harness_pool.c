@@ -50,6 +50,31 @@ static void on_closed(void *user)
     *(int *)user = 1;
 }
 
+/* A pool of n workers running the fake worker script on the CUDA devices ids. */
+static akg_harness *new_pool(uv_loop_t *loop, const char *script, const int *ids, int n)
+{
+    akg_harness_options ho = {0};
+    ho.python = "python3";
+    ho.worker_script = script;
+    ho.workers = n;
+    ho.device_ids = ids;
+    ho.threads = 1;
+    ho.device_kind = "cuda";
+    akg_harness *pool = NULL;
+    char err[512];
+    CHECK(akg_harness_new(loop, &ho, &pool, err, sizeof err) == AKG_OK);
+    return pool;
+}
+
+static void close_pool(uv_loop_t *loop, akg_harness *pool)
+{
+    int closed = 0;
+    akg_harness_close(pool, on_closed, &closed);
+    uv_run(loop, UV_RUN_DEFAULT);
+    CHECK(closed == 1);
+    CHECK(uv_loop_close(loop) == 0);
+}
+
 static void submit(akg_harness *pool, const char *op, const char *name)
 {
     cJSON *req = cJSON_CreateObject();
@@ -93,16 +118,7 @@ static void test_a_profile_runs_alone_on_its_device(const char *dir)
     uv_loop_t loop;
     uv_loop_init(&loop);
     static const int ids[] = {0, 0, 1};
-    akg_harness_options ho = {0};
-    ho.python = "python3";
-    ho.worker_script = script;
-    ho.workers = 3;
-    ho.device_ids = ids;
-    ho.threads = 1;
-    ho.device_kind = "cuda";
-    akg_harness *pool = NULL;
-    char err[512];
-    CHECK(akg_harness_new(&loop, &ho, &pool, err, sizeof err) == AKG_OK);
+    akg_harness *pool = new_pool(&loop, script, ids, 3);
     /* a, b, c verify; d profiles; e and f verify after it */
     submit(pool, "verify", "a");
     submit(pool, "verify", "b");
@@ -113,11 +129,7 @@ static void test_a_profile_runs_alone_on_its_device(const char *dir)
     while (answered < 6 && uv_run(&loop, UV_RUN_ONCE))
         ;
     CHECK(answered == 6);
-    int closed = 0;
-    akg_harness_close(pool, on_closed, &closed);
-    uv_run(&loop, UV_RUN_DEFAULT);
-    CHECK(closed == 1);
-    CHECK(uv_loop_close(&loop) == 0);
+    close_pool(&loop, pool);
 
     span spans[6];
     memset(spans, 0, sizeof spans);
@@ -170,16 +182,7 @@ static void test_a_kernel_goes_back_to_its_worker(const char *dir)
     uv_loop_t loop;
     uv_loop_init(&loop);
     static const int ids[] = {0, 0};
-    akg_harness_options ho = {0};
-    ho.python = "python3";
-    ho.worker_script = script;
-    ho.workers = 2;
-    ho.device_ids = ids;
-    ho.threads = 1;
-    ho.device_kind = "cuda";
-    akg_harness *pool = NULL;
-    char err[512];
-    CHECK(akg_harness_new(&loop, &ho, &pool, err, sizeof err) == AKG_OK);
+    akg_harness *pool = new_pool(&loop, script, ids, 2);
     answered = 0;
     submit_kernel(pool, "verify", "a", "/k/A/model_new.py", 0);
     submit_kernel(pool, "verify", "b", "/k/B/model_new.py", 1);
@@ -195,11 +198,7 @@ static void test_a_kernel_goes_back_to_its_worker(const char *dir)
     CHECK(worker_of[0] != worker_of[1]); /* both ran at once, one on each worker */
     CHECK(worker_of[2] == worker_of[1]);
     CHECK(worker_of[3] == worker_of[0]);
-    int closed = 0;
-    akg_harness_close(pool, on_closed, &closed);
-    uv_run(&loop, UV_RUN_DEFAULT);
-    CHECK(closed == 1);
-    CHECK(uv_loop_close(&loop) == 0);
+    close_pool(&loop, pool);
 }
 
 static void test_parse_devices(void)

@@ -336,6 +336,23 @@ static int start_chat(oa_work *w, char *err, size_t errlen)
     return akg_openai_chat(w->session->client, &r, &w->call, err, errlen);
 }
 
+/* After a prompt's rendering (rc): its system part (when not empty) and user part become the
+ * conversation's messages and the chat starts; both strings are taken (freed on failure). */
+static int send_prompt(oa_work *w, int rc, char *sys, char *user, char *err, size_t errlen)
+{
+    if (rc == AKG_OK && sys && *sys)
+        rc = push_msg(w, "system", sys);
+    else
+        free(sys);
+    if (rc == AKG_OK)
+        rc = push_msg(w, "user", user);
+    else
+        free(user);
+    if (rc == AKG_OK)
+        rc = start_chat(w, err, errlen);
+    return rc;
+}
+
 /* s with every from replaced by to; malloc'd. */
 static char *replace_all(const char *s, const char *from, const char *to)
 {
@@ -766,17 +783,7 @@ static int design_start_chat(oa_work *w, char *err, size_t errlen)
     free(probe);
     free(feedback);
     free(op);
-    if (rc == AKG_OK && *sys)
-        rc = push_msg(w, "system", sys);
-    else
-        free(sys);
-    if (rc == AKG_OK)
-        rc = push_msg(w, "user", user);
-    else
-        free(user);
-    if (rc == AKG_OK)
-        rc = start_chat(w, err, errlen);
-    return rc;
+    return send_prompt(w, rc, sys, user, err, errlen);
 }
 
 /* Lowers through the emitter (AKG_OK with files), else keeps why in w->lower_error. */
@@ -884,17 +891,7 @@ static int code_start_chat(oa_work *w, char *err, size_t errlen)
     free(sketch);
     free(reference);
     free(last);
-    if (rc == AKG_OK && *sys)
-        rc = push_msg(w, "system", sys);
-    else
-        free(sys);
-    if (rc == AKG_OK)
-        rc = push_msg(w, "user", user);
-    else
-        free(user);
-    if (rc == AKG_OK)
-        rc = start_chat(w, err, errlen);
-    return rc;
+    return send_prompt(w, rc, sys, user, err, errlen);
 }
 
 /* The attempts before this one, a line each: the class, who routed it where, the detail's
@@ -979,17 +976,7 @@ static int route_start_chat(oa_work *w, char *err, size_t errlen)
     }
     free(detail);
     free(history);
-    if (rc == AKG_OK && *sys)
-        rc = push_msg(w, "system", sys);
-    else
-        free(sys);
-    if (rc == AKG_OK)
-        rc = push_msg(w, "user", user);
-    else
-        free(user);
-    if (rc == AKG_OK)
-        rc = start_chat(w, err, errlen);
-    return rc;
+    return send_prompt(w, rc, sys, user, err, errlen);
 }
 
 static void on_timer_closed(uv_handle_t *h)
