@@ -149,6 +149,9 @@ void akg__pipeline_start(akg_job *job);
 /* Emits the provider's queued progress messages (akg__job_emit calls it before any event). */
 void akg__pipeline_flush_progress(akg_job *job);
 void akg__pipeline_cancel(akg_job *job);
+/* The message of a failed build (how it ended, then up to 6000 bytes of the compiler's output)
+ * into msg, initialised here. */
+void akg__build_failure(const akg_child_result *r, akg_buf *msg);
 /* Adds one harness answer's pool timings (queued_s, ran_s) to the job's harness_times under op. */
 void akg__job_add_harness_time(akg_job *job, const char *op, const cJSON *ans);
 

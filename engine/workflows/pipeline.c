@@ -1339,6 +1339,22 @@ static void after_build(akg_job *j)
     stage_verify(j);
 }
 
+void akg__build_failure(const akg_child_result *r, akg_buf *msg)
+{
+    akg_buf_init(msg, 8192);
+    if (r->timed_out)
+        akg_buf_puts(msg, "the build did not finish in time");
+    else if (r->term_signal)
+        akg_buf_appendf(msg, "the build was killed by signal %d", r->term_signal);
+    else
+        akg_buf_appendf(msg, "the build failed (status %d)", r->exit_status);
+    if (r->output && *r->output) {
+        size_t n = strlen(r->output);
+        akg_buf_puts(msg, ":\n");
+        akg_buf_append(msg, r->output, n > 6000 ? 6000 : n);
+    }
+}
+
 static void on_built(const akg_child_result *r, void *user)
 {
     akg_job *j = user;
@@ -1349,17 +1365,7 @@ static void on_built(const akg_child_result *r, void *user)
     }
     if (r->timed_out || r->exit_status != 0 || r->term_signal) {
         akg_buf msg;
-        akg_buf_init(&msg, 8192);
-        if (r->timed_out)
-            akg_buf_puts(&msg, "the build did not finish in time");
-        else if (r->term_signal)
-            akg_buf_appendf(&msg, "the build was killed by signal %d", r->term_signal);
-        else
-            akg_buf_appendf(&msg, "the build failed (status %d)", r->exit_status);
-        if (r->output && *r->output) {
-            akg_buf_puts(&msg, ":\n");
-            akg_buf_append(&msg, r->output, strlen(r->output) > 6000 ? 6000 : strlen(r->output));
-        }
+        akg__build_failure(r, &msg);
         cJSON *ans = cJSON_CreateObject();
         cJSON_AddStringToObject(ans, "compiler_output", r->output ? r->output : "");
         conductor_route(j, "build_error",

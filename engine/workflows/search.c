@@ -1134,18 +1134,7 @@ static void on_run_built(const akg_child_result *res, void *user)
         return;
     if (res->timed_out || res->exit_status != 0 || res->term_signal) {
         akg_buf msg;
-        akg_buf_init(&msg, 8192);
-        if (res->timed_out)
-            akg_buf_puts(&msg, "the build did not finish in time");
-        else if (res->term_signal)
-            akg_buf_appendf(&msg, "the build was killed by signal %d", res->term_signal);
-        else
-            akg_buf_appendf(&msg, "the build failed (status %d)", res->exit_status);
-        if (res->output && *res->output) {
-            akg_buf_puts(&msg, ":\n");
-            size_t n = strlen(res->output);
-            akg_buf_append(&msg, res->output, n > 6000 ? 6000 : n);
-        }
+        akg__build_failure(res, &msg);
         run_failed(j, r, "build_error",
                    akg_buf_status(&msg) == AKG_OK && msg.data
                        ? msg.data
