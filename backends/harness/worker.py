@@ -207,10 +207,17 @@ def serve(stdin: LineReader, writer: Any, handlers: Dict[str, Callable[[Dict[str
             writer.send(error_answer(rid, HarnessError(RUNTIME_ERROR, detail)))
         finally:
             sys.stdout = sys.stderr  # user code may have replaced it
-            if op in handlers and op != "ping":
-                gc.collect()  # free the request's tensors and models before the next one
             if judge is not None and op in ("verify", "profile"):
                 spare_wanted = True
+                if judge.device.startswith("cuda"):
+                    judge.trim()  # the children's cached device memory goes back (below: why)
+            if op in handlers and op != "ping":
+                gc.collect()  # free the request's tensors and models before the next one
+                if torch.cuda.is_initialized():
+                    # every worker's processes share the GPU: what the caching allocator keeps
+                    # of this request's largest tensors would leave another worker's next
+                    # request without memory
+                    torch.cuda.empty_cache()
 
 
 def _exit_now(code: Any) -> None:

@@ -70,6 +70,7 @@ CALIBRATION_CALLS = 24
 STAGE_MAX_BYTES = 512 << 20
 MAX_OUTPUT_BYTES = 16 << 30
 SANDBOX_KERNEL_DIR = "/akg/kernel"
+TRIM_TIMEOUT_S = 10.0  # a GPU child's answer to "trim" (a gc and the allocator's release)
 INPUT_RESERVE = 1 << 40  # bytes of the (sparse) input region: its size is sealed
 _F_ADD_SEALS = 1033
 _F_SEAL_SHRINK, _F_SEAL_GROW, _F_SEAL_FUTURE_WRITE = 0x2, 0x4, 0x10
@@ -712,6 +713,24 @@ class CandidateProcess:
 
     # ---------- end ----------
 
+    def trim(self) -> None:
+        """Asks a live GPU child to give its cached device memory back (``Child.trim``); one that
+        does not answer within TRIM_TIMEOUT_S is killed: it holds memory other workers need."""
+        if self.proc is None or self.proc.poll() is not None or self.dead_reason is not None \
+                or not self.device.startswith("cuda"):
+            return
+        deadline = time.monotonic() + TRIM_TIMEOUT_S
+        self.last_outputs = []  # the child lets them go: nothing may be poisoned there any more
+        try:
+            self._send({"op": "trim"}, deadline=deadline)
+            if self._recv(deadline, "giving back device memory").get("ok"):
+                return
+        except HarnessError:
+            pass
+        self.dead_reason = HarnessError(RUNTIME_ERROR, "the kernel's process did not give back its "
+                                        "device memory between requests", where="kernel")
+        self.kill()
+
     def kill_now(self) -> None:
         """SIGKILL to the child's process group without waiting (``kill`` or ``close`` reaps it)."""
         if self.proc is not None and self.proc.poll() is None:
@@ -1047,6 +1066,13 @@ class Judge:
                     child.wait_ready()
                 except HarnessError:
                     self._drop(slot)
+
+    def trim(self) -> None:
+        """After a request on a GPU: the candidate's and the reference's children give back the
+        device memory they cache (every worker's children share the device)."""
+        for child in (self.current, self.ref_child):
+            if child is not None:
+                child.trim()
 
     def close(self) -> None:
         # every child killed first, then each reaped: a killed child takes a while to release its

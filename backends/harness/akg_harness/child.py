@@ -26,6 +26,7 @@ descriptor 1): JSON lines only, never a pickle (the judge must not unpickle what
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import inspect
 import json
@@ -210,8 +211,13 @@ class Child:
         the block its predecessor freed; the timed calls' outputs stay alive until the next
         command, for the judge to read any of them."""
         self.held = []
-        self.mirror_for(req.get("mirror"))
-        batch = [self._arg(structure) for structure in pickle.loads(blob)] if blob else [[]]
+        try:
+            self.mirror_for(req.get("mirror"))
+            batch = [self._arg(structure) for structure in pickle.loads(blob)] if blob else [[]]
+        except (RuntimeError, MemoryError) as exc:  # the device out of memory for the inputs, say
+            self.send({"ready": False, "class": "runtime_error",
+                       "detail": f"placing the inputs on {self.device} failed: {type(exc).__name__}: {exc}"})
+            return
         null = bool(req.get("null"))
         settle = int(req.get("settle") or 0)
         model = self.model
@@ -274,6 +280,18 @@ class Child:
         self.held = placed
         self.send({"outs": [self.describe(p) for p in placed]})
 
+    def trim(self) -> Dict[str, Any]:
+        """Between requests on a GPU: the last batch's outputs and the device copy of the windows
+        are let go and the caching allocator returns its free blocks to the device. Every worker's
+        children share the GPU, and an idle child keeping its largest batch's memory cached left
+        the next profile of another worker without memory (8 workers on a 140 GB H200)."""
+        self.held = []
+        self.mirror, self.mirror_gen = None, -1
+        if self.device.type == "cuda":
+            gc.collect()
+            torch.cuda.empty_cache()
+        return {"ok": True}
+
     def serve(self) -> int:
         while True:
             line = self.stdin.readline()
@@ -289,6 +307,8 @@ class Child:
                 self.send(self.load(req, blob))
             elif op == "call":
                 self.call(req, blob)
+            elif op == "trim":
+                self.send(self.trim())
             elif op == "exit":
                 return 0
             else:
