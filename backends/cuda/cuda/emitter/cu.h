@@ -115,6 +115,7 @@ typedef struct {
                        place by later assignments */
     int loop_depth; /* the kernel loop depth of the binding */
     akg_dtype dt;   /* CB_PARAM: declared dtype */
+    const char *bnd; /* CB_INT in a kernel: a host-known upper bound of its value, or NULL */
 } cu_bind;
 
 /* A per-block global scratch buffer a kernel needs (its pointer is a kernel argument). */

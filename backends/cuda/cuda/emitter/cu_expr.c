@@ -110,6 +110,11 @@ const char *cu_bound(cu_ctx *C, const akg_sketch_expr *e)
 {
     if (cu_host_known(C, e))
         return cu_index(C, e);
+    if (akg_sketch_expr_get_kind(e) == AKG_SKETCH_EXPR_NAME) {
+        /* an integer assigned in the kernel from a bounded expression (qw = min(BLK, N - q)) */
+        cu_bind *b = cu_lookup(C, akg_sketch_expr_text(e));
+        return b && b->kind == CB_INT ? b->bnd : NULL;
+    }
     if (akg_sketch_expr_get_kind(e) == AKG_SKETCH_EXPR_CALL &&
         !strcmp(akg_sketch_expr_text(e), "min") && akg_sketch_expr_item_count(e) == 2) {
         const char *a = cu_bound(C, akg_sketch_expr_item(e, 0));

@@ -1,7 +1,10 @@
 /*
  * cu_stmt.c: statements inside a kernel (cu_kernel_stmts), lowered by the
  * semantics of cu.h: an alloc declares a tile (kept in place when it is an
- * accumulator or written again later), a load binds a lazy tile, an assign
+ * accumulator or written again later; init_zero / init_neg_inf write their
+ * value there, in the dtype of the first value written into the tile when the
+ * alloc names none), a load binds a lazy tile (elements outside the tensor are
+ * its `other=` scalar, taken at the load), an assign
  * binds a value or writes a kept tile in place (a value written again in a
  * later loop is kept too), a store is a thread-strided loop between barriers,
  * a gemm call statement adds its product to its accumulator (cu_gemm.c), and
@@ -121,6 +124,75 @@ static cu_node *alloc_shape(cu_ctx *C, const akg_sketch_stmt *st)
     return n;
 }
 
+/* The dtype of the first value written into name among stmts (before a new alloc of it), for
+ * a tile allocated without a dtype: a load's source dtype, else the checker's inferred dtype of
+ * the name (an assignment's value). AKG_DTYPE_UNKNOWN when nothing writes it. */
+static akg_dtype first_write_dtype(cu_ctx *C, const akg_sketch_stmt *const *stmts, size_t n,
+                                   const char *name, int *stop)
+{
+    for (size_t i = 0; i < n && !*stop; i++) {
+        const akg_sketch_stmt *st = stmts[i];
+        switch (akg_sketch_stmt_get_kind(st)) {
+        case AKG_SKETCH_STMT_ALLOC:
+            if (!strcmp(akg_sketch_alloc_name(st), name))
+                *stop = 1;
+            break;
+        case AKG_SKETCH_STMT_LOAD: {
+            const akg_sketch_expr *t = akg_sketch_move_target(st);
+            if (akg_sketch_expr_get_kind(t) == AKG_SKETCH_EXPR_SUBSCRIPT)
+                t = akg_sketch_expr_base(t);
+            if (akg_sketch_expr_get_kind(t) != AKG_SKETCH_EXPR_NAME ||
+                strcmp(akg_sketch_expr_text(t), name))
+                break;
+            const akg_sketch_expr *s = akg_sketch_move_source(st);
+            if (akg_sketch_expr_get_kind(s) == AKG_SKETCH_EXPR_SUBSCRIPT)
+                s = akg_sketch_expr_base(s);
+            cu_bind *b = akg_sketch_expr_get_kind(s) == AKG_SKETCH_EXPR_NAME
+                             ? cu_lookup(C, akg_sketch_expr_text(s))
+                             : NULL;
+            if (b && b->kind == CB_MEM)
+                return b->mem->dt;
+            *stop = 2;
+            break;
+        }
+        case AKG_SKETCH_STMT_ASSIGN:
+            for (size_t k = 0; k < akg_sketch_assign_target_count(st); k++)
+                if (!strcmp(akg_sketch_assign_target(st, k), name))
+                    *stop = 2;
+            break;
+        case AKG_SKETCH_STMT_CALL: {
+            const akg_sketch_expr *dst = akg_sketch_expr_kwarg(akg_sketch_call_expr(st), "dst");
+            if (dst && akg_sketch_expr_get_kind(dst) == AKG_SKETCH_EXPR_NAME &&
+                !strcmp(akg_sketch_expr_text(dst), name))
+                *stop = 2;
+            break;
+        }
+        case AKG_SKETCH_STMT_FOR:
+        case AKG_SKETCH_STMT_IF:
+            for (int w = 0; w < 2 && !*stop; w++) {
+                size_t m = akg_sketch_stmt_body_count(st, w);
+                const akg_sketch_stmt **b = cu_alloc(C, (m + 1) * sizeof *b);
+                if (!b)
+                    return AKG_DTYPE_UNKNOWN;
+                for (size_t k = 0; k < m; k++)
+                    b[k] = akg_sketch_stmt_body_at(st, w, k);
+                akg_dtype dt = first_write_dtype(C, b, m, name, stop);
+                if (dt != AKG_DTYPE_UNKNOWN)
+                    return dt;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    if (*stop == 2) {
+        /* written by an assignment or a call: the value's dtype as the checker inferred it */
+        long v = akg_sketch_value_find(C->sk, name);
+        return v >= 0 ? akg_sketch_value_dtype(C->sk, v) : AKG_DTYPE_UNKNOWN;
+    }
+    return AKG_DTYPE_UNKNOWN;
+}
+
 static void stmt_alloc(cu_ctx *C, const akg_sketch_stmt *st)
 {
     const char *name = akg_sketch_alloc_name(st);
@@ -131,6 +203,17 @@ static void stmt_alloc(cu_ctx *C, const akg_sketch_stmt *st)
                         : 1;
     bool init =
         akg_sketch_alloc_has_hint(st, "init_zero") || akg_sketch_alloc_has_hint(st, "init_neg_inf");
+    if (init && shape->dt == AKG_DTYPE_UNKNOWN) {
+        /* an initialised tile without dtype=: its content is read before it is written (an
+         * accumulator), so its buffer or register exists from here on. Its dtype is the first
+         * value's written into it, as the language says; f32 when that is not known (the
+         * value an init hint gives a tile read before any write) */
+        int end = 0;
+        akg_dtype dt = cur_list ? first_write_dtype(C, cur_list->stmts + cur_list->i + 1,
+                                                    cur_list->n - cur_list->i - 1, name, &end)
+                                : AKG_DTYPE_UNKNOWN;
+        shape->dt = dt == AKG_DTYPE_UNKNOWN || dt == AKG_DTYPE_BOOL ? AKG_DTYPE_F32 : dt;
+    }
     bool keep = defs > 1 || init || akg_sketch_alloc_has_hint(st, "accumulator");
     cu_bind *b = cu_bind_new(C, name, CB_ALLOC);
     if (!b)
@@ -289,16 +372,24 @@ static cu_node *region(cu_ctx *C, const akg_sketch_expr *sub, const cu_node *til
         const akg_sketch_expr *s1 = it ? akg_sketch_slice_stop(it) : NULL;
         const akg_sketch_expr *s2 = it ? akg_sketch_slice_step(it) : NULL;
         if ((s0 && !cu_is_index(C, s0)) || (s1 && !cu_is_index(C, s1)) ||
-            (s2 && akg_sketch_expr_get_kind(s2) != AKG_SKETCH_EXPR_INT)) {
-            cu_fail_expr(C, it,
-                         "`%s`: slice bounds must be integer expressions, the step a constant",
+            (s2 && !cu_is_index(C, s2))) {
+            cu_fail_expr(C, it, "`%s`: slice bounds and step must be integer expressions",
                          cu_text(C, it));
             return NULL;
         }
         const char *st = cu_temp(C, "_s");
         cu_line(C, "const long long %s = %s;", st, s0 ? cu_index(C, s0) : "0LL");
         n->start[d] = st;
-        n->step[d] = s2 ? cu_strf(C, "%lldLL", (long long)akg_sketch_expr_int(s2)) : "1LL";
+        if (s2 && akg_sketch_expr_get_kind(s2) == AKG_SKETCH_EXPR_INT)
+            n->step[d] = cu_strf(C, "%lldLL", (long long)akg_sketch_expr_int(s2));
+        else if (s2) {
+            /* a step the checker could not see (a constexpr, a symbol) is positive by the
+             * language's rule (a slice's step is > 0) */
+            const char *sp = cu_temp(C, "_st");
+            cu_line(C, "const long long %s = %s;", sp, cu_index(C, s2));
+            n->step[d] = sp;
+        } else
+            n->step[d] = "1LL";
         const char *stop = s1 ? cu_index(C, s1) : m->dim[d];
         len[ns] = cu_strf(C, "akg_ceildiv(%s - %s, %s)", stop, st, n->step[d]);
         lbnd[ns] =
@@ -376,13 +467,28 @@ static void stmt_load(cu_ctx *C, const akg_sketch_stmt *st)
         return;
     const akg_sketch_expr *other = akg_sketch_move_option(st, "other");
     if (other) {
-        if (!cu_is_index(C, other) && akg_sketch_expr_get_kind(other) != AKG_SKETCH_EXPR_FLOAT) {
-            cu_fail_expr(C, other, "other= must be a number");
+        /* a scalar: a number (1e999 and -inf are the infinities), a constexpr, a param or
+         * any uniform expression of them, taken once here (the load is read later) */
+        cu_node *o = cu_value(C, other);
+        if (C->status)
+            return;
+        if (!cu_all_unit(o)) {
+            cu_fail_expr(C, other,
+                         "other= `%s` is a tile; it takes a scalar (a number such as 0.0 or "
+                         "-inf, a constexpr or a param)",
+                         cu_text(C, other));
             return;
         }
-        n->other = akg_sketch_expr_get_kind(other) == AKG_SKETCH_EXPR_FLOAT
-                       ? akg_sketch_expr_text(other)
-                       : cu_index(C, other);
+        const char *zeros[CU_MAXR] = {"0", "0", "0", "0", "0", "0", "0", "0"};
+        const char *x = cu_elem(C, o, zeros);
+        if (o->kind == CN_LIT)
+            n->other = x;
+        else {
+            const char *ct = cu_comptype(n->mem->dt);
+            const char *v = cu_temp(C, "_other");
+            cu_line(C, "const %s %s = (%s)(%s);", ct, v, ct, x);
+            n->other = v;
+        }
     }
     akg_dtype dt = b->node->dt != AKG_DTYPE_UNKNOWN ? b->node->dt : n->mem->dt;
     if (n->dt != dt) {
@@ -494,6 +600,7 @@ static void stmt_assign(cu_ctx *C, const akg_sketch_stmt *st)
             return;
         b->c = cu_temp(C, cu_strf(C, "v_%s_", name));
         cu_line(C, "const long long %s = %s;", b->c, cu_index(C, val));
+        b->bnd = cu_bound(C, val); /* an extent named by it has this bound */
         return;
     }
     if (!strcmp(op, "=") && akg_sketch_expr_get_kind(val) == AKG_SKETCH_EXPR_CALL &&
