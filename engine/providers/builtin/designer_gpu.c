@@ -15,13 +15,17 @@
  *    D rows of them in one block, else streamed one row at a time through per-column
  *    running values, in three passes.
  *
- * Matrix products (the matmul rule's `gemm` kind, no triangle): one program per BM x BN
+ * Matrix products (the matmul rule's `gemm` kind): one program per BM x BN
  * tile of C (the grid over output tiles, batch items as a further grid axis), a loop over
  * K in BK-deep slices accumulating op(A) @ op(B) into an f32 tile with `gemm` (tl.dot:
  * every side a constant of at least 16); ragged edges are the bounds guards of the loads
  * (zeros outside A and B) and of the store. Transposed operands are loaded as stored and
  * transposed by gemm's trans_a/trans_b (strided in the kernel, no copy). A batch of
- * matrices times one matrix is one product over all rows, as on the CPU.
+ * matrices times one matrix is one product over all rows, as on the CPU. A product kept
+ * triangular (tril/triu of it, any diagonal) stores zeros for a tile wholly outside the
+ * triangle without a product, and masks the tiles the diagonal cuts (where(rows against
+ * columns)). The K loop is not cut short: the inputs' zeros are their values, not the
+ * reference's promise, and a product of any two matrices must come out right.
  *
  * Scans (rx_sketch_gpu_scan.c): D streamed with a vector of f64 running values, RB rows
  * per program for contiguous rows (I == 1), CH columns of an outer row per program for
@@ -30,8 +34,11 @@
  * Convolutions (designer_gpu_conv.c; one forward layer, not depthwise): an implicit GEMM,
  * one program per [BN output channels of a group] x [BW output columns of a row], K walked
  * as BK input channels per tap, `gemm` into an f32 tile; zero padding is the loads' bounds
- * guards, reflect padding (1-D, 2-D) a padded copy written first. Other layers keep the
- * CPU's design.
+ * guards, reflect padding (1-D, 2-D) a padded copy written first. Transposed layers
+ * (designer_gpu_conv_transposed.c): the gather form, one launch per phase of the output (its
+ * position modulo the stride), an implicit GEMM over the taps that reach it. A depthwise layer
+ * then a pointwise one (designer_gpu_conv_separable.c): two launches through a scratch tensor.
+ * Other layers keep the CPU's design.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,8 +175,11 @@ static char *gpu_gemm_sketch(const akg_design *d, const akg_reference *ref)
     if (ia < 0 || ib < 0 || (size_t)ia >= ref->n_forward_params ||
         (size_t)ib >= ref->n_forward_params || ra < 2 || rb < 2 || (rb > 2 && rb != ra))
         return NULL;
+    int tri = param_int(p, "tri");
+    if (tri && rb > 2 && ra != rb)
+        return NULL;
     int nbatch = ra - 2;
-    int fold = ra > 2 && rb == 2 && !ta; /* batch rows of A: one product of R rows */
+    int fold = ra > 2 && rb == 2 && !ta && !tri; /* batch rows of A: one product of R rows */
     int zloop = nbatch > 0 && !fold;
     int zb = zloop && rb > 2;
     const char *rows = fold ? "R" : "M";
@@ -184,8 +194,14 @@ static char *gpu_gemm_sketch(const akg_design *d, const akg_reference *ref)
                     d->op_name, zloop ? ", batch items a grid axis" : "");
     if (fold)
         akg_buf_puts(&b, "# A's batch dims are rows: one product of R = batch * M rows.\n");
-    akg_buf_appendf(&b, "sketch %s {\n  symbols: M, N, K%s%s", d->op_name, fold ? ", R" : "",
-                    zloop ? ", Z" : "");
+    if (tri)
+        akg_buf_appendf(&b,
+                        "# %s: a tile wholly outside the triangle is stored as zeros without a "
+                        "product; the\n# others keep the triangle's entries of the product "
+                        "(a mask of rows against columns).\n",
+                        tri == 1 ? "tril" : "triu");
+    akg_buf_appendf(&b, "sketch %s {\n  symbols: M, N, K%s%s%s", d->op_name, fold ? ", R" : "",
+                    zloop ? ", Z" : "", tri ? ", DG" : "");
     for (int i = 0; i < nbatch; i++)
         akg_buf_appendf(&b, ", Z%d", i);
     akg_buf_puts(&b, ";\n  tensors: ");
@@ -212,7 +228,15 @@ static char *gpu_gemm_sketch(const akg_design *d, const akg_reference *ref)
     }
     akg_buf_puts(&b, ", c = output(0, [");
     gemm_dims(&b, nbatch);
-    akg_buf_puts(&b, "M, N])\n\n");
+    akg_buf_puts(&b, "M, N])");
+    if (tri) { /* tril keeps column <= row + DG, triu column >= row + DG */
+        const char *init = cJSON_GetStringValue(cJSON_GetObjectItem(p, "diagonal_from_init"));
+        if (init)
+            akg_buf_appendf(&b, ", DG = init(\"%s\")", init);
+        else
+            akg_buf_appendf(&b, ", DG = %d", param_int(p, "diagonal"));
+    }
+    akg_buf_puts(&b, "\n\n");
     const char *par = "@llm_hint(\"parallel\", \"grididx\")";
     const char *ind = "  ";
     if (zloop) {
@@ -221,6 +245,15 @@ static char *gpu_gemm_sketch(const akg_design *d, const akg_reference *ref)
     }
     akg_buf_appendf(&b, "%s%s\n%sfor i in range(0, %s, BM):\n", ind, par, ind, rows);
     akg_buf_appendf(&b, "%s  %s\n%s  for j in range(0, N, BN):\n", ind, par, ind);
+    char tind[16];
+    if (tri) {
+        akg_buf_appendf(&b, "%s    if %s:\n", ind,
+                        tri == 1 ? "j > i + BM - 1 + DG" : "j + BN - 1 < i + DG");
+        akg_buf_appendf(&b, "%s      store(fill([BM, BN], 0.0) -> c[%si:i+BM, j:j+BN])\n", ind, zi);
+        akg_buf_appendf(&b, "%s    else:\n", ind);
+        snprintf(tind, sizeof tind, "%s  ", ind);
+        ind = tind;
+    }
     akg_buf_appendf(&b,
                     "%s    acc = alloc([BM, BN], dtype=f32, llm_hint=[\"fastest\", "
                     "\"accumulator\", \"init_zero\"])\n",
@@ -241,7 +274,17 @@ static char *gpu_gemm_sketch(const akg_design *d, const akg_reference *ref)
         akg_buf_appendf(&b, "%s      load(b[%sk:k+BK, j:j+BN] -> tb)\n", ind, zbi);
     akg_buf_appendf(&b, "%s      acc = gemm(ta, tb, acc%s%s)\n", ind, ta ? ", trans_a=True" : "",
                     tb ? ", trans_b=True" : "");
-    akg_buf_appendf(&b, "%s    store(acc -> c[%si:i+BM, j:j+BN])\n}\n", ind, zi);
+    if (tri) {
+        akg_buf_appendf(
+            &b, "%s    cols = arange(j, j + BN)\n%s    rows = arange(i + DG, i + DG + BM)\n", ind,
+            ind);
+        akg_buf_appendf(&b, "%s    keep = %s(cols[None, :], rows[:, None])\n", ind,
+                        tri == 1 ? "le" : "ge");
+        akg_buf_appendf(&b, "%s    store(where(keep, acc, 0.0) -> c[%si:i+BM, j:j+BN])\n}\n", ind,
+                        zi);
+    } else {
+        akg_buf_appendf(&b, "%s    store(acc -> c[%si:i+BM, j:j+BN])\n}\n", ind, zi);
+    }
     return akg_buf_take(&b);
 }
 
@@ -249,7 +292,7 @@ int akg_gpu_redesign_family(akg_design *d, const akg_reference *ref, const cJSON
                             const cJSON *feedback)
 {
     const char *mm = cJSON_GetStringValue(cJSON_GetObjectItem(d->params, "kind"));
-    if (!strcmp(d->family, "matmul") && mm && !strcmp(mm, "gemm") && !param_int(d->params, "tri")) {
+    if (!strcmp(d->family, "matmul") && mm && !strcmp(mm, "gemm")) {
         char *text = gpu_gemm_sketch(d, ref);
         if (!text)
             return AKG_OK; /* the CPU's sketch stays, correct there */

@@ -33,6 +33,11 @@ void akg_gpu_softmax_body(akg_buf *b, const akg_design *d);
 /* The GPU sketch of the conv rule's design d (designer_gpu_conv.c), or NULL (no memory, or a
  * layer it does not say: the CPU's sketch stays). */
 char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref);
+/* The GPU sketch of a transposed layer (designer_gpu_conv_transposed.c), or NULL. */
+char *akg_gpu_conv_transposed_sketch(const akg_design *d, const akg_reference *ref);
+/* The GPU sketch of a depthwise layer then a pointwise one (designer_gpu_conv_separable.c), or
+ * NULL. */
+char *akg_gpu_conv_separable_sketch(const akg_design *d, const akg_reference *ref);
 
 /* A family rule's design d (CPU sketch written) rewritten for a GPU where a GPU writer
  * knows its kind (reductions, row maps, scans, matrix products): d's sketch replaced and d->gpu

@@ -23,9 +23,11 @@
  * rows, each row's middle one block and its mirrored edge columns one at a time); the
  * product then reads xp with no padding.
  *
- * Not here (the CPU's design stays, and the emitters say what stops it): transposed
- * layers, reflect padding of 3-D layers or with 'same', chains of layers, depthwise layers
- * (their CPU design is direct and lowers as it is).
+ * Transposed layers are designer_gpu_conv_transposed.c's (the gather form, a launch per phase
+ * of the output), a depthwise layer then a pointwise one designer_gpu_conv_separable.c's.
+ * Not here (the CPU's design stays, and the emitters say what stops it): reflect padding of
+ * 3-D layers or with 'same', other chains of layers, depthwise layers (their CPU design is
+ * direct and lowers as it is).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,10 +79,14 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
 {
     const cJSON *layers = cJSON_GetObjectItem(d->params, "layers");
     const cJSON *in = cJSON_GetObjectItem(d->params, "input");
+    if (cJSON_IsArray(layers) && cJSON_GetArraySize(layers) == 2)
+        return akg_gpu_conv_separable_sketch(d, ref);
     if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) != 1 || !cJSON_IsNumber(in) ||
         in->valueint < 0 || (size_t)in->valueint >= ref->n_forward_params)
         return NULL;
     const cJSON *L = cJSON_GetArrayItem(layers, 0);
+    if (item_long(L, "transposed", 0, 0) == 1)
+        return akg_gpu_conv_transposed_sketch(d, ref);
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(L, "name"));
     const char *algo = cJSON_GetStringValue(cJSON_GetObjectItem(L, "algorithm"));
     const char *pm = cJSON_GetStringValue(cJSON_GetObjectItem(L, "padding_mode"));

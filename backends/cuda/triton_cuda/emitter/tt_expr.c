@@ -754,6 +754,54 @@ static const char *binary_op_name(const char *op)
     return NULL;
 }
 
+/* A tile viewed with unit dims inserted, `t[:, None]`, `t[None, :]` (NumPy's expansion: every
+ * ':' a whole dim of t in order, every None a new dim of extent 1), or NULL without a failure
+ * when e is another subscript (the caller says what it is not). */
+static tt_val *expand_dims(tt_ctx *C, const akg_sketch_expr *e)
+{
+    size_t n = akg_sketch_expr_item_count(e);
+    int colons = 0;
+    for (size_t i = 0; i < n; i++) {
+        const akg_sketch_expr *it = akg_sketch_expr_item(e, i);
+        akg_sketch_expr_kind k = akg_sketch_expr_get_kind(it);
+        if (k == AKG_SKETCH_EXPR_SLICE && !akg_sketch_slice_start(it) &&
+            !akg_sketch_slice_stop(it) && !akg_sketch_slice_step(it))
+            colons++;
+        else if (k != AKG_SKETCH_EXPR_NONE)
+            return NULL;
+    }
+    tt_val *x = tt_value(C, akg_sketch_expr_base(e));
+    if (!x)
+        return NULL;
+    if (x->rank == 0) {
+        tt_fail_expr(C, e, "'%s' expands a scalar: use the scalar as it is (it broadcasts)",
+                     tt_expr_text(C, e));
+        return NULL;
+    }
+    if (colons != x->rank || n > TT_MAXR) {
+        tt_fail_expr(C, e,
+                     "'%s' keeps %d dims of a rank-%d tile: write one ':' per dim of the tile "
+                     "and None for each new dim",
+                     tt_expr_text(C, e), colons, x->rank);
+        return NULL;
+    }
+    tt_val *v = copy_val(C, x, NULL);
+    if (!v)
+        return NULL;
+    v->rank = (int)n;
+    char idx[64] = "";
+    size_t w = 0;
+    for (size_t i = 0, d = 0; i < n && w + 8 < sizeof idx; i++) {
+        bool keep = akg_sketch_expr_get_kind(akg_sketch_expr_item(e, i)) == AKG_SKETCH_EXPR_SLICE;
+        v->pad[i] = keep ? x->pad[d] : "1";
+        v->ext[i] = keep ? x->ext[d] : NULL;
+        d += keep;
+        w += (size_t)snprintf(idx + w, sizeof idx - w, "%s%s", i ? ", " : "", keep ? ":" : "None");
+    }
+    v->py = emit_temp(C, tt_strf(C, "%s[%s]", x->py, idx));
+    return v;
+}
+
 tt_val *tt_value(tt_ctx *C, const akg_sketch_expr *e)
 {
     if (!e || C->status)
@@ -853,6 +901,11 @@ tt_val *tt_value(tt_ctx *C, const akg_sketch_expr *e)
     }
     if (k == AKG_SKETCH_EXPR_CALL)
         return call_value(C, e, akg_sketch_expr_item_count(e));
+    if (k == AKG_SKETCH_EXPR_SUBSCRIPT) {
+        tt_val *v = expand_dims(C, e);
+        if (v || C->status)
+            return v;
+    }
     tt_fail_expr(C, e, "'%s' is not a value the %s emitter lowers", tt_expr_text(C, e),
                  C->target->emitter);
     return NULL;
