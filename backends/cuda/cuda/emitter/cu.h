@@ -68,6 +68,7 @@ typedef enum {
     CN_CAST,    /* a[0] converted to dt */
     CN_ARANGE,  /* start + index (c: start) */
     CN_GATHER,  /* a[0] at a[1]'s indices along axis */
+    CN_VIEW,    /* a[0] with new unit axes (t[None, :]): vdim maps each dimension to a[0]'s */
 } cu_node_kind;
 
 typedef struct cu_op cu_op;
@@ -94,6 +95,7 @@ typedef struct cu_node {
     struct cu_node *a[3];
     int nargs;
     int axis;
+    int vdim[CU_MAXR]; /* CN_VIEW: the dimension of a[0] each dimension is, -1 for a new axis */
 } cu_node;
 
 typedef enum {
@@ -150,6 +152,8 @@ typedef struct {
     bool synced; /* the last statement emitted was a __syncthreads() */
     cu_scratch scratch[64];
     size_t n_scratch;
+    const char *gemm_ct[8]; /* element types of the kernel's gemm staging arrays (one pair each) */
+    size_t n_gemm_ct;
     int kernels;
 } cu_ctx;
 

@@ -415,6 +415,15 @@ const char *cu_elem(cu_ctx *C, const cu_node *n, const char *const *idx)
         xi[n->axis] = cu_strf(C, "(long long)%s", k);
         return cu_elem(C, n->a[0], xi);
     }
+    case CN_VIEW: {
+        const char *ai[CU_MAXR];
+        for (int d = 0; d < n->a[0]->rank; d++)
+            ai[d] = "0";
+        for (int d = 0; d < n->rank; d++)
+            if (n->vdim[d] >= 0)
+                ai[n->vdim[d]] = n->a[0]->unit[n->vdim[d]] ? "0" : idx[d];
+        return cu_elem(C, n->a[0], ai);
+    }
     case CN_OP: {
         int kind = cu_op_kind(n->op);
         akg_dtype opt =
@@ -853,6 +862,65 @@ static cu_node *name_value(cu_ctx *C, const akg_sketch_expr *e)
     return lit_node(C, "0", AKG_DTYPE_F32);
 }
 
+/* Whether the subscript e only inserts new axes: every index `None` or a whole slice `:`. */
+static bool is_view(const akg_sketch_expr *e)
+{
+    size_t n = akg_sketch_expr_item_count(e);
+    for (size_t i = 0; i < n; i++) {
+        const akg_sketch_expr *it = akg_sketch_expr_item(e, i);
+        akg_sketch_expr_kind k = akg_sketch_expr_get_kind(it);
+        if (k == AKG_SKETCH_EXPR_NONE)
+            continue;
+        if (k != AKG_SKETCH_EXPR_SLICE || akg_sketch_slice_start(it) || akg_sketch_slice_stop(it) ||
+            akg_sketch_slice_step(it))
+            return false;
+    }
+    return n > 0;
+}
+
+/* t[None, :] / t[:, None] (NumPy's new axes): a view of t's value with unit dimensions where
+ * the subscript says None; t's dimensions in order at the `:` and after the last index. */
+static cu_node *view_value(cu_ctx *C, const akg_sketch_expr *e)
+{
+    cu_node *x = cu_value(C, akg_sketch_expr_base(e));
+    if (C->status)
+        return x;
+    size_t n = akg_sketch_expr_item_count(e);
+    int whole = 0, news = 0;
+    for (size_t i = 0; i < n; i++)
+        akg_sketch_expr_get_kind(akg_sketch_expr_item(e, i)) == AKG_SKETCH_EXPR_NONE ? news++
+                                                                                      : whole++;
+    if (whole > x->rank || x->rank + news > CU_MAXR) {
+        cu_fail_expr(C, e, "`%s`: %d indices for a value of rank %d", cu_text(C, e), whole,
+                     x->rank);
+        return x;
+    }
+    cu_node *v = cu_new_node(C, CN_VIEW, x->rank + news, x->dt);
+    v->weak = x->weak;
+    v->a[0] = x;
+    v->nargs = 1;
+    v->epoch = x->epoch;
+    int d = 0, s = 0;
+    for (size_t i = 0; i < n; i++, d++) {
+        if (akg_sketch_expr_get_kind(akg_sketch_expr_item(e, i)) == AKG_SKETCH_EXPR_NONE) {
+            v->vdim[d] = -1; /* ext "1", unit: cu_new_node's */
+            continue;
+        }
+        v->vdim[d] = s;
+        v->ext[d] = x->ext[s];
+        v->bnd[d] = x->bnd[s];
+        v->unit[d] = x->unit[s];
+        s++;
+    }
+    for (; s < x->rank; s++, d++) {
+        v->vdim[d] = s;
+        v->ext[d] = x->ext[s];
+        v->bnd[d] = x->bnd[s];
+        v->unit[d] = x->unit[s];
+    }
+    return v;
+}
+
 cu_node *cu_value(cu_ctx *C, const akg_sketch_expr *e)
 {
     if (C->status)
@@ -917,10 +985,14 @@ cu_node *cu_value(cu_ctx *C, const akg_sketch_expr *e)
     }
     case AKG_SKETCH_EXPR_CALL:
         return cu_call_value(C, e, akg_sketch_expr_item_count(e));
+    case AKG_SKETCH_EXPR_SUBSCRIPT:
+        if (is_view(e))
+            return view_value(C, e);
+        /* fall through */
     default:
         cu_fail_expr(C, e,
-                     "`%s`: subscripts, slices and lists are not values in CUDA C (load a region "
-                     "into a tile)",
+                     "`%s`: subscripts other than new axes (t[None, :]), slices and lists are "
+                     "not values in CUDA C (load a region into a tile)",
                      cu_text(C, e));
         return lit_node(C, "0", AKG_DTYPE_F32);
     }

@@ -10,7 +10,8 @@
  *     (rows ty + 16 r, columns tx + 16 c) whose sums live in registers;
  *   - K is walked in AKG_GK-deep chunks: all threads stage the chunk of
  *     op(a) and op(b) into __shared__ arrays (k-major, one column of padding
- *     against bank conflicts), reading the operand tiles through their
+ *     against bank conflicts; one pair an element type, declared once by the
+ *     kernel and shared by all its gemms), reading the operand tiles through their
  *     element formulas (a loaded tile reads the tensor there, guarded by the
  *     tensor's bounds); an element outside a tile's extents is staged as 0,
  *     so ragged M, N and K add nothing; between chunks, barriers;
@@ -174,9 +175,20 @@ static void gemm_emit(cu_ctx *C, const cu_node *dst, const gemm_args *g)
     cu_line(C, "{ /* %s = %sop(a) @ op(b): shared-memory chunks, register sums */", dst->c,
             g->acc ? "acc + " : "");
     C->indent++;
-    const char *sa = cu_temp(C, "_gsa"), *sb = cu_temp(C, "_gsb");
-    cu_line(C, "__shared__ %s %s[AKG_GK][AKG_GT + 1];", ct, sa);
-    cu_line(C, "__shared__ %s %s[AKG_GK][AKG_GT + 1];", ct, sb);
+    /* the staging arrays are the kernel's, one pair an element type, shared by its gemms (they
+     * run one after another, and each chunk is staged after a barrier): a kernel of many gemm
+     * statements stays within the 48 KB of static shared memory */
+    size_t gi0 = 0;
+    while (gi0 < C->n_gemm_ct && strcmp(C->gemm_ct[gi0], ct))
+        gi0++;
+    if (gi0 == C->n_gemm_ct) {
+        if (gi0 == sizeof C->gemm_ct / sizeof C->gemm_ct[0]) {
+            cu_fail(C, NULL, "gemm on more than %zu element types in one kernel", gi0);
+            return;
+        }
+        C->gemm_ct[C->n_gemm_ct++] = ct;
+    }
+    const char *sa = cu_strf(C, "_gsa%zu", gi0), *sb = cu_strf(C, "_gsb%zu", gi0);
     cu_line(C, "const int _gtx = threadIdx.x %% 16, _gty = threadIdx.x / 16;");
     const char *m0 = cu_temp(C, "_gm"), *n0 = cu_temp(C, "_gn"), *k0 = cu_temp(C, "_gk");
     cu_line(C, "for (long long %s = 0; %s < %s; %s += AKG_GT) {", m0, m0, M, m0);

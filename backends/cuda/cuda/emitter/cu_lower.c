@@ -91,6 +91,7 @@ static void emit_kernel(cu_ctx *C, plan *P, const akg_sketch_stmt *const *loops,
     C->indent = 1;
     C->in_kernel = true;
     C->n_scratch = 0;
+    C->n_gemm_ct = 0;
     C->epoch = 0;
     C->loop_depth = 0;
     C->synced = false;
@@ -150,6 +151,10 @@ static void emit_kernel(cu_ctx *C, plan *P, const akg_sketch_stmt *const *loops,
     kernel_params(C, P, &sig, &call);
     akg_buf_appendf(P->kernels, "__global__ void __launch_bounds__(AKG_NT) akg_k%d(%s) {\n", k,
                     sig.data ? sig.data : "");
+    for (size_t i = 0; i < C->n_gemm_ct; i++)
+        akg_buf_appendf(P->kernels,
+                        "  __shared__ %s _gsa%zu[AKG_GK][AKG_GT + 1], _gsb%zu[AKG_GK][AKG_GT + 1];\n",
+                        C->gemm_ct[i], i, i);
     if (kb.data)
         akg_buf_puts(P->kernels, kb.data);
     akg_buf_puts(P->kernels, "}\n\n");
