@@ -39,6 +39,23 @@ char *akg_gpu_conv_transposed_sketch(const akg_design *d, const akg_reference *r
  * NULL. */
 char *akg_gpu_conv_separable_sketch(const akg_design *d, const akg_reference *ref);
 
+/* Pieces the convolution designs share (designer_gpu_conv.c). The spatial axes' letters, D H W. */
+extern const char *const akg_gpu_conv_axis[3];
+/* Item i of the layer attribute key (a number, or an array of numbers), else fallback. */
+long akg_gpu_conv_item(const cJSON *layer, const char *key, int i, long fallback);
+/* ", BN = tune(...), BW = tune(32, 64, 16), BK = tune(...)": output channels and reduced
+ * channels a tile, sized from a group's output (ocg) and input (icg) channels. */
+void akg_gpu_conv_tile_tunes(akg_buf *b, long ocg, long icg);
+/* "  bind: x = input(PARAM, [N, C, I..])" with the missing leading axes bound to 1 (dims: the
+ * layer's spatial rank), no newline. */
+void akg_gpu_conv_bind_input(akg_buf *b, const char *param, int dims);
+/* "\n  bind: VAR = weight(\"LAYER.weight\", [LEAD, K..]), GROUPS = attr(\"LAYER.groups\")". */
+void akg_gpu_conv_bind_weight(akg_buf *b, const char *var, const char *layer, const char *lead,
+                              int dims, const char *groups);
+/* The output extent of axis i of a forward layer: "O_ = (I_ + 2 * P_ - L_ * (K_ - 1) - 1) // S_ +
+ * 1". */
+void akg_gpu_conv_out_extent(akg_buf *b, int i);
+
 /* A family rule's design d (CPU sketch written) rewritten for a GPU where a GPU writer
  * knows its kind (reductions, row maps, scans, matrix products): d's sketch replaced and d->gpu
  * set. A design no GPU writer knows keeps its CPU sketch (correct on a GPU, not fast). Returns

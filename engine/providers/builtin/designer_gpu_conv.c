@@ -35,14 +35,51 @@
 
 #include "designer_gpu.h"
 
-static const char *const SP[3] = {"D", "H", "W"};
+const char *const akg_gpu_conv_axis[3] = {"D", "H", "W"};
+#define SP akg_gpu_conv_axis
 
-static long item_long(const cJSON *o, const char *key, int i, long fallback)
+long akg_gpu_conv_item(const cJSON *layer, const char *key, int i, long fallback)
 {
-    const cJSON *v = cJSON_GetObjectItem(o, key);
+    const cJSON *v = cJSON_GetObjectItem(layer, key);
     if (cJSON_IsArray(v))
         v = cJSON_GetArrayItem(v, i);
     return cJSON_IsNumber(v) ? (long)v->valuedouble : fallback;
+}
+
+void akg_gpu_conv_tile_tunes(akg_buf *b, long ocg, long icg)
+{
+    long bn = ocg <= 16 ? 16 : ocg <= 32 ? 32 : 64;
+    long bk = icg <= 16 ? 16 : 32;
+    akg_buf_appendf(b, ", BN = tune(%ld%s), BW = tune(32, 64, 16), BK = tune(%ld%s)", bn,
+                    bn == 64   ? ", 32, 128"
+                    : bn == 32 ? ", 64, 16"
+                               : ", 32",
+                    bk, bk == 16 ? ", 32" : ", 16, 64");
+}
+
+void akg_gpu_conv_bind_input(akg_buf *b, const char *param, int dims)
+{
+    akg_buf_appendf(b, "  bind: x = input(\"%s\", [N, C", param);
+    for (int i = 3 - dims; i < 3; i++)
+        akg_buf_appendf(b, ", I%s", SP[i]);
+    akg_buf_puts(b, "])");
+    for (int i = 0; i < 3 - dims; i++)
+        akg_buf_appendf(b, ", I%s = 1", SP[i]);
+}
+
+void akg_gpu_conv_bind_weight(akg_buf *b, const char *var, const char *layer, const char *lead,
+                              int dims, const char *groups)
+{
+    akg_buf_appendf(b, "\n  bind: %s = weight(\"%s.weight\", [%s", var, layer, lead);
+    for (int i = 3 - dims; i < 3; i++)
+        akg_buf_appendf(b, ", K%s", SP[i]);
+    akg_buf_appendf(b, "]), %s = attr(\"%s.groups\")", groups, layer);
+}
+
+void akg_gpu_conv_out_extent(akg_buf *b, int i)
+{
+    akg_buf_appendf(b, "O%s = (I%s + 2 * P%s - L%s * (K%s - 1) - 1) // S%s + 1\n", SP[i], SP[i],
+                    SP[i], SP[i], SP[i], SP[i]);
 }
 
 /* Reflect padding: the padded copy xp[N, C, 1, HP, WP] of x, one program per padded row
@@ -85,27 +122,29 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
         in->valueint < 0 || (size_t)in->valueint >= ref->n_forward_params)
         return NULL;
     const cJSON *L = cJSON_GetArrayItem(layers, 0);
-    if (item_long(L, "transposed", 0, 0) == 1)
+    if (akg_gpu_conv_item(L, "transposed", 0, 0) == 1)
         return akg_gpu_conv_transposed_sketch(d, ref);
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(L, "name"));
     const char *algo = cJSON_GetStringValue(cJSON_GetObjectItem(L, "algorithm"));
     const char *pm = cJSON_GetStringValue(cJSON_GetObjectItem(L, "padding_mode"));
-    int dims = (int)item_long(L, "dims", 0, 0);
+    int dims = (int)akg_gpu_conv_item(L, "dims", 0, 0);
     int same = cJSON_IsTrue(cJSON_GetObjectItem(L, "same"));
-    long groups = item_long(L, "groups", 0, 1), ic = item_long(L, "in_channels", 0, 0),
-         oc = item_long(L, "out_channels", 0, 0);
-    if (!name || !algo || strcmp(algo, "implicit_gemm") || item_long(L, "transposed", 0, 1) ||
-        !pm || (strcmp(pm, "zeros") && strcmp(pm, "reflect")) || dims < 1 || dims > 3 ||
-        groups < 1 || ic % groups || oc % groups || ic <= 0 || oc <= 0)
+    long groups = akg_gpu_conv_item(L, "groups", 0, 1),
+         ic = akg_gpu_conv_item(L, "in_channels", 0, 0),
+         oc = akg_gpu_conv_item(L, "out_channels", 0, 0);
+    if (!name || !algo || strcmp(algo, "implicit_gemm") ||
+        akg_gpu_conv_item(L, "transposed", 0, 1) || !pm ||
+        (strcmp(pm, "zeros") && strcmp(pm, "reflect")) || dims < 1 || dims > 3 || groups < 1 ||
+        ic % groups || oc % groups || ic <= 0 || oc <= 0)
         return NULL;
     /* the window in 3-D order; 'same' pads L * (K - 1) / 2 before (PyTorch's split) */
     long k[3], s[3], p[3], l[3];
     for (int i = 0; i < 3; i++) {
         int at = i - (3 - dims);
-        k[i] = at < 0 ? 1 : item_long(L, "kernel", at, 1);
-        s[i] = at < 0 ? 1 : item_long(L, "stride", at, 1);
-        l[i] = at < 0 ? 1 : item_long(L, "dilation", at, 1);
-        p[i] = at < 0 ? 0 : item_long(L, "padding", at, 0);
+        k[i] = at < 0 ? 1 : akg_gpu_conv_item(L, "kernel", at, 1);
+        s[i] = at < 0 ? 1 : akg_gpu_conv_item(L, "stride", at, 1);
+        l[i] = at < 0 ? 1 : akg_gpu_conv_item(L, "dilation", at, 1);
+        p[i] = at < 0 ? 0 : akg_gpu_conv_item(L, "padding", at, 0);
         if (same)
             p[i] = l[i] * (k[i] - 1) / 2;
         if (k[i] < 1 || s[i] < 1 || l[i] < 1 || p[i] < 0 || (same && s[i] != 1))
@@ -116,7 +155,7 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
     if (reflect && (dims == 3 || same))
         return NULL;
     long icg = ic / groups, ocg = oc / groups;
-    int bias = (int)item_long(L, "bias", 0, 0);
+    int bias = (int)akg_gpu_conv_item(L, "bias", 0, 0);
     akg_buf b;
     akg_buf_init(&b, 1 << 13);
     akg_buf_appendf(&b,
@@ -137,25 +176,12 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
     for (int i = 0; i < 3; i++)
         akg_buf_appendf(&b, ", K%s = %ld, S%s = %ld, P%s = %ld, L%s = %ld", SP[i], k[i], SP[i],
                         s[i], SP[i], p[i], SP[i], l[i]);
-    long bn = ocg <= 16 ? 16 : ocg <= 32 ? 32 : 64;
-    long bk = icg <= 16 ? 16 : 32;
-    akg_buf_appendf(&b, ", BN = tune(%ld%s), BW = tune(32, 64, 16), BK = tune(%ld%s);\n", bn,
-                    bn == 64   ? ", 32, 128"
-                    : bn == 32 ? ", 64, 16"
-                               : ", 32",
-                    bk, bk == 16 ? ", 32" : ", 16, 64");
+    akg_gpu_conv_tile_tunes(&b, ocg, icg);
+    akg_buf_puts(&b, ";\n");
     /* bind: the input in its own rank, the layer's weight (checked against the design's
      * constants), the output's size */
-    akg_buf_appendf(&b, "  bind: x = input(\"%s\", [N, C", ref->forward_params[in->valueint].name);
-    for (int i = 3 - dims; i < 3; i++)
-        akg_buf_appendf(&b, ", I%s", SP[i]);
-    akg_buf_puts(&b, "])");
-    for (int i = 0; i < 3 - dims; i++)
-        akg_buf_appendf(&b, ", I%s = 1", SP[i]);
-    akg_buf_appendf(&b, "\n  bind: w = weight(\"%s.weight\", [OC, ICG", name);
-    for (int i = 3 - dims; i < 3; i++)
-        akg_buf_appendf(&b, ", K%s", SP[i]);
-    akg_buf_appendf(&b, "]), G = attr(\"%s.groups\")", name);
+    akg_gpu_conv_bind_input(&b, ref->forward_params[in->valueint].name, dims);
+    akg_gpu_conv_bind_weight(&b, "w", name, "OC, ICG", dims, "G");
     if (reflect)
         akg_buf_appendf(&b, ", RF = attr(\"%s.padding_mode\", \"reflect\")", name);
     akg_buf_puts(&b, "\n");
@@ -171,8 +197,7 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
         if (same)
             akg_buf_appendf(&b, "O%s = I%s\n", SP[i], SP[i]);
         else
-            akg_buf_appendf(&b, "O%s = (I%s + 2 * P%s - L%s * (K%s - 1) - 1) // S%s + 1\n", SP[i],
-                            SP[i], SP[i], SP[i], SP[i], SP[i]);
+            akg_gpu_conv_out_extent(&b, i);
     }
     if (reflect)
         akg_buf_puts(&b, "  bind: HP = IH + 2 * PH, WP = IW + 2 * PW\n");

@@ -28,23 +28,15 @@
 
 #include "designer_gpu.h"
 
-static const char *const SP[3] = {"D", "H", "W"};
-
-static long item_long(const cJSON *o, const char *key, int i, long fallback)
-{
-    const cJSON *v = cJSON_GetObjectItem(o, key);
-    if (cJSON_IsArray(v))
-        v = cJSON_GetArrayItem(v, i);
-    return cJSON_IsNumber(v) ? (long)v->valuedouble : fallback;
-}
+#define SP akg_gpu_conv_axis
 
 /* Whether layer L is a forward layer of dims dims with zero padding. */
 static int plain_layer(const cJSON *L, int dims)
 {
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(L, "name"));
     const char *pm = cJSON_GetStringValue(cJSON_GetObjectItem(L, "padding_mode"));
-    return name && pm && !strcmp(pm, "zeros") && item_long(L, "transposed", 0, 1) == 0 &&
-           item_long(L, "dims", 0, 0) == dims;
+    return name && pm && !strcmp(pm, "zeros") && akg_gpu_conv_item(L, "transposed", 0, 1) == 0 &&
+           akg_gpu_conv_item(L, "dims", 0, 0) == dims;
 }
 
 /* The grid loops over (n, od, oh, BW columns, and `last` over `bound` by `step`), each a
@@ -74,35 +66,38 @@ char *akg_gpu_conv_separable_sketch(const akg_design *d, const akg_reference *re
         in->valueint < 0 || (size_t)in->valueint >= ref->n_forward_params)
         return NULL;
     const cJSON *L0 = cJSON_GetArrayItem(layers, 0), *L1 = cJSON_GetArrayItem(layers, 1);
-    int dims = (int)item_long(L0, "dims", 0, 0);
+    int dims = (int)akg_gpu_conv_item(L0, "dims", 0, 0);
     if (dims < 1 || dims > 3 || !plain_layer(L0, dims) || !plain_layer(L1, dims))
         return NULL;
     const char *n0 = cJSON_GetStringValue(cJSON_GetObjectItem(L0, "name"));
     const char *n1 = cJSON_GetStringValue(cJSON_GetObjectItem(L1, "name"));
-    long c = item_long(L0, "in_channels", 0, 0), oc = item_long(L1, "out_channels", 0, 0);
+    long c = akg_gpu_conv_item(L0, "in_channels", 0, 0),
+         oc = akg_gpu_conv_item(L1, "out_channels", 0, 0);
     /* depthwise: C groups of one channel in and out; pointwise: C in, one group */
-    if (c <= 0 || oc <= 0 || item_long(L0, "groups", 0, 0) != c ||
-        item_long(L0, "out_channels", 0, 0) != c || item_long(L1, "in_channels", 0, 0) != c ||
-        item_long(L1, "groups", 0, 0) != 1)
+    if (c <= 0 || oc <= 0 || akg_gpu_conv_item(L0, "groups", 0, 0) != c ||
+        akg_gpu_conv_item(L0, "out_channels", 0, 0) != c ||
+        akg_gpu_conv_item(L1, "in_channels", 0, 0) != c ||
+        akg_gpu_conv_item(L1, "groups", 0, 0) != 1)
         return NULL;
     int same = cJSON_IsTrue(cJSON_GetObjectItem(L0, "same"));
     long k[3], s[3], p[3], l[3];
     for (int i = 0; i < 3; i++) {
         int at = i - (3 - dims);
-        k[i] = at < 0 ? 1 : item_long(L0, "kernel", at, 1);
-        s[i] = at < 0 ? 1 : item_long(L0, "stride", at, 1);
-        l[i] = at < 0 ? 1 : item_long(L0, "dilation", at, 1);
-        p[i] = at < 0 ? 0 : item_long(L0, "padding", at, 0);
+        k[i] = at < 0 ? 1 : akg_gpu_conv_item(L0, "kernel", at, 1);
+        s[i] = at < 0 ? 1 : akg_gpu_conv_item(L0, "stride", at, 1);
+        l[i] = at < 0 ? 1 : akg_gpu_conv_item(L0, "dilation", at, 1);
+        p[i] = at < 0 ? 0 : akg_gpu_conv_item(L0, "padding", at, 0);
         if (same)
             p[i] = l[i] * (k[i] - 1) / 2;
         if (k[i] < 1 || s[i] < 1 || l[i] < 1 || p[i] < 0 || (same && s[i] != 1))
             return NULL;
-        if (at >= 0 &&
-            (item_long(L1, "kernel", at, 0) != 1 || item_long(L1, "stride", at, 0) != 1 ||
-             item_long(L1, "padding", at, 1) != 0))
+        if (at >= 0 && (akg_gpu_conv_item(L1, "kernel", at, 0) != 1 ||
+                        akg_gpu_conv_item(L1, "stride", at, 0) != 1 ||
+                        akg_gpu_conv_item(L1, "padding", at, 1) != 0))
             return NULL;
     }
-    int bias0 = (int)item_long(L0, "bias", 0, 0), bias1 = (int)item_long(L1, "bias", 0, 0);
+    int bias0 = (int)akg_gpu_conv_item(L0, "bias", 0, 0),
+        bias1 = (int)akg_gpu_conv_item(L1, "bias", 0, 0);
     akg_buf b;
     akg_buf_init(&b, 1 << 15);
     akg_buf_appendf(&b,
@@ -126,27 +121,12 @@ char *akg_gpu_conv_separable_sketch(const akg_design *d, const akg_reference *re
     for (int i = 0; i < 3; i++)
         akg_buf_appendf(&b, ", K%s = %ld, S%s = %ld, P%s = %ld, L%s = %ld, T%s = 1", SP[i], k[i],
                         SP[i], s[i], SP[i], p[i], SP[i], l[i], SP[i]);
-    long bn = oc <= 16 ? 16 : oc <= 32 ? 32 : 64;
-    long bk = c <= 16 ? 16 : 32;
-    akg_buf_appendf(&b,
-                    ", BC = tune(16, 32, 8), BW = tune(32, 64, 16), BN = tune(%ld%s), BK = "
-                    "tune(%ld%s);\n",
-                    bn,
-                    bn == 64   ? ", 32, 128"
-                    : bn == 32 ? ", 64, 16"
-                               : ", 32",
-                    bk, bk == 16 ? ", 32" : ", 16, 64");
-    akg_buf_appendf(&b, "  bind: x = input(\"%s\", [N, C", ref->forward_params[in->valueint].name);
-    for (int i = 3 - dims; i < 3; i++)
-        akg_buf_appendf(&b, ", I%s", SP[i]);
-    akg_buf_puts(&b, "])");
-    for (int i = 0; i < 3 - dims; i++)
-        akg_buf_appendf(&b, ", I%s = 1", SP[i]);
+    akg_buf_puts(&b, ", BC = tune(16, 32, 8)");
+    akg_gpu_conv_tile_tunes(&b, oc, c);
+    akg_buf_puts(&b, ";\n");
+    akg_gpu_conv_bind_input(&b, ref->forward_params[in->valueint].name, dims);
     /* the layers' weights and geometry, checked against the design's constants */
-    akg_buf_appendf(&b, "\n  bind: w0 = weight(\"%s.weight\", [C, U", n0);
-    for (int i = 3 - dims; i < 3; i++)
-        akg_buf_appendf(&b, ", K%s", SP[i]);
-    akg_buf_appendf(&b, "]), G0 = attr(\"%s.groups\")", n0);
+    akg_gpu_conv_bind_weight(&b, "w0", n0, "C, U", dims, "G0");
     akg_buf_appendf(&b, "\n  bind: w1 = weight(\"%s.weight\", [OC, C", n1);
     for (int i = 3 - dims; i < 3; i++)
         akg_buf_puts(&b, ", U");
@@ -164,8 +144,7 @@ char *akg_gpu_conv_separable_sketch(const akg_design *d, const akg_reference *re
         if (same)
             akg_buf_appendf(&b, "O%s = I%s\n", SP[i], SP[i]);
         else
-            akg_buf_appendf(&b, "O%s = (I%s + 2 * P%s - L%s * (K%s - 1) - 1) // S%s + 1\n", SP[i],
-                            SP[i], SP[i], SP[i], SP[i], SP[i]);
+            akg_gpu_conv_out_extent(&b, i);
     }
     if (bias0)
         akg_buf_appendf(&b, "  bind: b0 = weight(\"%s.bias\", [C])\n", n0);

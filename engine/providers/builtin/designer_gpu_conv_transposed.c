@@ -34,15 +34,7 @@
 
 #include "designer_gpu.h"
 
-static const char *const SP[3] = {"D", "H", "W"};
-
-static long item_long(const cJSON *o, const char *key, int i, long fallback)
-{
-    const cJSON *v = cJSON_GetObjectItem(o, key);
-    if (cJSON_IsArray(v))
-        v = cJSON_GetArrayItem(v, i);
-    return cJSON_IsNumber(v) ? (long)v->valuedouble : fallback;
-}
+#define SP akg_gpu_conv_axis
 
 /* Floor division and modulo (Python's) of a by b > 0. */
 static long fdiv(long a, long b)
@@ -90,26 +82,27 @@ char *akg_gpu_conv_transposed_sketch(const akg_design *d, const akg_reference *r
     const cJSON *L = cJSON_GetArrayItem(layers, 0);
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(L, "name"));
     const char *pm = cJSON_GetStringValue(cJSON_GetObjectItem(L, "padding_mode"));
-    int dims = (int)item_long(L, "dims", 0, 0);
-    long groups = item_long(L, "groups", 0, 1), ic = item_long(L, "in_channels", 0, 0),
-         oc = item_long(L, "out_channels", 0, 0);
-    if (!name || item_long(L, "transposed", 0, 0) != 1 || !pm || strcmp(pm, "zeros") ||
+    int dims = (int)akg_gpu_conv_item(L, "dims", 0, 0);
+    long groups = akg_gpu_conv_item(L, "groups", 0, 1),
+         ic = akg_gpu_conv_item(L, "in_channels", 0, 0),
+         oc = akg_gpu_conv_item(L, "out_channels", 0, 0);
+    if (!name || akg_gpu_conv_item(L, "transposed", 0, 0) != 1 || !pm || strcmp(pm, "zeros") ||
         cJSON_IsTrue(cJSON_GetObjectItem(L, "same")) || dims < 1 || dims > 3 || groups < 1 ||
         ic <= 0 || oc <= 0 || ic % groups || oc % groups)
         return NULL;
     long k[3], s[3], p[3], l[3], q[3];
     for (int i = 0; i < 3; i++) {
         int at = i - (3 - dims);
-        k[i] = at < 0 ? 1 : item_long(L, "kernel", at, 1);
-        s[i] = at < 0 ? 1 : item_long(L, "stride", at, 1);
-        l[i] = at < 0 ? 1 : item_long(L, "dilation", at, 1);
-        p[i] = at < 0 ? 0 : item_long(L, "padding", at, 0);
-        q[i] = at < 0 ? 0 : item_long(L, "output_padding", at, 0);
+        k[i] = at < 0 ? 1 : akg_gpu_conv_item(L, "kernel", at, 1);
+        s[i] = at < 0 ? 1 : akg_gpu_conv_item(L, "stride", at, 1);
+        l[i] = at < 0 ? 1 : akg_gpu_conv_item(L, "dilation", at, 1);
+        p[i] = at < 0 ? 0 : akg_gpu_conv_item(L, "padding", at, 0);
+        q[i] = at < 0 ? 0 : akg_gpu_conv_item(L, "output_padding", at, 0);
         if (k[i] < 1 || s[i] < 1 || s[i] > 8 || l[i] < 1 || p[i] < 0 || q[i] < 0)
             return NULL;
     }
     long icg = ic / groups, ocg = oc / groups;
-    int bias = (int)item_long(L, "bias", 0, 0);
+    int bias = (int)akg_gpu_conv_item(L, "bias", 0, 0);
     akg_buf b;
     akg_buf_init(&b, 1 << 16);
     akg_buf_appendf(&b,
@@ -132,23 +125,11 @@ char *akg_gpu_conv_transposed_sketch(const akg_design *d, const akg_reference *r
     for (int i = 0; i < 3; i++)
         akg_buf_appendf(&b, ", K%s = %ld, S%s = %ld, P%s = %ld, L%s = %ld, Q%s = %ld", SP[i], k[i],
                         SP[i], s[i], SP[i], p[i], SP[i], l[i], SP[i], q[i]);
-    long bn = ocg <= 16 ? 16 : ocg <= 32 ? 32 : 64;
-    long bk = icg <= 16 ? 16 : 32;
-    akg_buf_appendf(&b, ", BN = tune(%ld%s), BW = tune(32, 64, 16), BK = tune(%ld%s);\n", bn,
-                    bn == 64   ? ", 32, 128"
-                    : bn == 32 ? ", 64, 16"
-                               : ", 32",
-                    bk, bk == 16 ? ", 32" : ", 16, 64");
-    akg_buf_appendf(&b, "  bind: x = input(\"%s\", [N, C", ref->forward_params[in->valueint].name);
-    for (int i = 3 - dims; i < 3; i++)
-        akg_buf_appendf(&b, ", I%s", SP[i]);
-    akg_buf_puts(&b, "])");
-    for (int i = 0; i < 3 - dims; i++)
-        akg_buf_appendf(&b, ", I%s = 1", SP[i]);
-    akg_buf_appendf(&b, "\n  bind: w = weight(\"%s.weight\", [C, OCG", name);
-    for (int i = 3 - dims; i < 3; i++)
-        akg_buf_appendf(&b, ", K%s", SP[i]);
-    akg_buf_appendf(&b, "]), G = attr(\"%s.groups\")\n", name);
+    akg_gpu_conv_tile_tunes(&b, ocg, icg);
+    akg_buf_puts(&b, ";\n");
+    akg_gpu_conv_bind_input(&b, ref->forward_params[in->valueint].name, dims);
+    akg_gpu_conv_bind_weight(&b, "w", name, "C, OCG", dims, "G");
+    akg_buf_puts(&b, "\n");
     for (int i = 0; i < 3; i++) {
         int at = i - (3 - dims);
         akg_buf_puts(&b, "  bind: ");
