@@ -16,6 +16,16 @@
 
 #include "cu.h"
 
+/* Whether the load st writes into name (the whole of it or a region). */
+static bool loads_into(const akg_sketch_stmt *st, const char *name)
+{
+    const akg_sketch_expr *t = akg_sketch_move_target(st);
+    if (akg_sketch_expr_get_kind(t) == AKG_SKETCH_EXPR_SUBSCRIPT)
+        t = akg_sketch_expr_base(t);
+    return akg_sketch_expr_get_kind(t) == AKG_SKETCH_EXPR_NAME &&
+           !strcmp(akg_sketch_expr_text(t), name);
+}
+
 /* How often name is written (loaded into or assigned) in stmts; a write inside a loop counts
  * twice (it is carried from one iteration to the next). Stops at a new alloc of the name. */
 static int count_defs(const akg_sketch_stmt *const *stmts, size_t n, const char *name, bool *stop)
@@ -28,15 +38,10 @@ static int count_defs(const akg_sketch_stmt *const *stmts, size_t n, const char 
             if (!strcmp(akg_sketch_alloc_name(st), name))
                 *stop = true;
             break;
-        case AKG_SKETCH_STMT_LOAD: {
-            const akg_sketch_expr *t = akg_sketch_move_target(st);
-            if (akg_sketch_expr_get_kind(t) == AKG_SKETCH_EXPR_SUBSCRIPT)
-                t = akg_sketch_expr_base(t);
-            if (akg_sketch_expr_get_kind(t) == AKG_SKETCH_EXPR_NAME &&
-                !strcmp(akg_sketch_expr_text(t), name))
+        case AKG_SKETCH_STMT_LOAD:
+            if (loads_into(st, name))
                 c++;
             break;
-        }
         case AKG_SKETCH_STMT_ASSIGN:
             for (size_t k = 0; k < akg_sketch_assign_target_count(st); k++)
                 if (!strcmp(akg_sketch_assign_target(st, k), name))
@@ -138,11 +143,7 @@ static akg_dtype first_write_dtype(cu_ctx *C, const akg_sketch_stmt *const *stmt
                 *stop = 1;
             break;
         case AKG_SKETCH_STMT_LOAD: {
-            const akg_sketch_expr *t = akg_sketch_move_target(st);
-            if (akg_sketch_expr_get_kind(t) == AKG_SKETCH_EXPR_SUBSCRIPT)
-                t = akg_sketch_expr_base(t);
-            if (akg_sketch_expr_get_kind(t) != AKG_SKETCH_EXPR_NAME ||
-                strcmp(akg_sketch_expr_text(t), name))
+            if (!loads_into(st, name))
                 break;
             const akg_sketch_expr *s = akg_sketch_move_source(st);
             if (akg_sketch_expr_get_kind(s) == AKG_SKETCH_EXPR_SUBSCRIPT)
