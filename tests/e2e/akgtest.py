@@ -85,6 +85,23 @@ class InterpretedGpuTest(CliTest):
             f.write(text)
         return path
 
+    def gpu_design(self, family, name, sizes, replace=()):
+        """bench/ops/FAMILY/NAME.py cut to sizes, designed for cuda/triton_cuda and verified under
+        Triton's interpreter; returns the sketch, checked to be a GPU design (on the grid, no
+        CPU cores)."""
+        p, report = self.op(self.small_ref(family, name, sizes, replace), "--backend", "cuda",
+                            "--dsl", "triton_cuda", "--trials", "2", "--profile-runs", "1",
+                            "--min-speedup", "0", name=name, timeout=300)
+        self.assertIsNotNone(report, p.stderr[-2000:])
+        self.assertEqual(report["status"], "pass", report.get("error"))
+        self.assertEqual(report["verdict"], "interpreted")
+        with open(os.path.join(self.dir, name, "sketch.sketch")) as f:
+            sketch = f.read()
+        self.assertIn("on a GPU", sketch)
+        self.assertIn("grididx", sketch)
+        self.assertNotIn("coreidx", sketch)
+        return sketch
+
     def lowers_to_cuda_c(self, name, sketch, compile_it=True):
         """The sketch lowered to CUDA C (`akg_cli sketch emit`) and, where nvcc is found and
         compile_it, built for sm_90 as the cuda backend builds it."""

@@ -9,7 +9,6 @@ Operators of the suite (bench/ops/conv), cut to small shapes and some made harde
 of 3 with output padding; a strided, padded, dilated depthwise layer with biases), are designed for
 cuda/triton_cuda and verified under Triton's interpreter; their sketches also lower to CUDA C,
 compiled by nvcc where one is installed."""
-import os
 import unittest
 
 from akgtest import InterpretedGpuTest
@@ -17,18 +16,7 @@ from akgtest import InterpretedGpuTest
 
 class Designs(InterpretedGpuTest):
     def design_and_verify(self, name, sizes, replace=()):
-        p, report = self.op(self.small_ref("conv", name, sizes, replace), "--backend", "cuda",
-                            "--dsl", "triton_cuda", "--trials", "2", "--profile-runs", "1",
-                            "--min-speedup", "0", name=name, timeout=300)
-        self.assertIsNotNone(report, p.stderr[-2000:])
-        self.assertEqual(report["status"], "pass", report.get("error"))
-        self.assertEqual(report["verdict"], "interpreted")
-        with open(os.path.join(self.dir, name, "sketch.sketch")) as f:
-            sketch = f.read()
-        self.assertIn("on a GPU", sketch)
-        self.assertIn("grididx", sketch)
-        self.assertNotIn("coreidx", sketch)
-        return sketch
+        return self.gpu_design("conv", name, sizes, replace)
 
 
 class GpuConvTransposedTest(Designs):

@@ -4,7 +4,6 @@ contiguous rows and CH columns of an outer row per program for strided ones. Two
 the suite (bench/ops/scan), cut to small shapes, are designed for cuda/triton_cuda and verified
 under Triton's interpreter: cumsum (the contiguous rows) and cumsum_dim0 (the strided columns).
 Their sketches also lower to CUDA C (cumsum's compiled by nvcc where one is installed)."""
-import os
 import unittest
 
 from akgtest import InterpretedGpuTest
@@ -12,13 +11,7 @@ from akgtest import InterpretedGpuTest
 
 class GpuScanTest(InterpretedGpuTest):
     def design_and_verify(self, name, sizes):
-        p, report = self.op(self.small_ref("scan", name, sizes), "--backend", "cuda", "--dsl",
-                            "triton_cuda", "--trials", "2", name=name, timeout=300)
-        self.assertIsNotNone(report, p.stderr[-2000:])
-        self.assertEqual(report["status"], "pass", report.get("error"))
-        self.assertEqual(report["verdict"], "interpreted")
-        with open(os.path.join(self.dir, name, "sketch.sketch")) as f:
-            return f.read()
+        return self.gpu_design("scan", name, sizes)
 
     def test_contiguous_rows(self):
         sketch = self.design_and_verify("cumsum", {"BATCH": 9, "LENGTH": 40})
