@@ -43,6 +43,12 @@ char *akg_gpu_conv_separable_sketch(const akg_design *d, const akg_reference *re
 extern const char *const akg_gpu_conv_axis[3];
 /* Item i of the layer attribute key (a number, or an array of numbers), else fallback. */
 long akg_gpu_conv_item(const cJSON *layer, const char *key, int i, long fallback);
+/* Layer L's window in 3-D order (the axes a layer of rank dims lacks: kernel, stride and dilation
+ * 1, padding 0); with same, the padding PyTorch's 'same' puts before (L * (K - 1) / 2). Returns 0
+ * when a value is out of range (kernel, stride or dilation below 1, negative padding, 'same' with a
+ * stride), else 1. */
+int akg_gpu_conv_window(const cJSON *layer, int dims, int same, long k[3], long s[3], long p[3],
+                        long l[3]);
 /* ", BN = tune(...), BW = tune(32, 64, 16), BK = tune(...)": output channels and reduced
  * channels a tile, sized from a group's output (ocg) and input (icg) channels. */
 void akg_gpu_conv_tile_tunes(akg_buf *b, long ocg, long icg);

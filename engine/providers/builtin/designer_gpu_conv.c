@@ -46,6 +46,23 @@ long akg_gpu_conv_item(const cJSON *layer, const char *key, int i, long fallback
     return cJSON_IsNumber(v) ? (long)v->valuedouble : fallback;
 }
 
+int akg_gpu_conv_window(const cJSON *layer, int dims, int same, long k[3], long s[3], long p[3],
+                        long l[3])
+{
+    for (int i = 0; i < 3; i++) {
+        int at = i - (3 - dims);
+        k[i] = at < 0 ? 1 : akg_gpu_conv_item(layer, "kernel", at, 1);
+        s[i] = at < 0 ? 1 : akg_gpu_conv_item(layer, "stride", at, 1);
+        l[i] = at < 0 ? 1 : akg_gpu_conv_item(layer, "dilation", at, 1);
+        p[i] = at < 0 ? 0 : akg_gpu_conv_item(layer, "padding", at, 0);
+        if (same)
+            p[i] = l[i] * (k[i] - 1) / 2;
+        if (k[i] < 1 || s[i] < 1 || l[i] < 1 || p[i] < 0 || (same && s[i] != 1))
+            return 0;
+    }
+    return 1;
+}
+
 void akg_gpu_conv_tile_tunes(akg_buf *b, long ocg, long icg)
 {
     long bn = ocg <= 16 ? 16 : ocg <= 32 ? 32 : 64;
@@ -139,17 +156,8 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
         return NULL;
     /* the window in 3-D order; 'same' pads L * (K - 1) / 2 before (PyTorch's split) */
     long k[3], s[3], p[3], l[3];
-    for (int i = 0; i < 3; i++) {
-        int at = i - (3 - dims);
-        k[i] = at < 0 ? 1 : akg_gpu_conv_item(L, "kernel", at, 1);
-        s[i] = at < 0 ? 1 : akg_gpu_conv_item(L, "stride", at, 1);
-        l[i] = at < 0 ? 1 : akg_gpu_conv_item(L, "dilation", at, 1);
-        p[i] = at < 0 ? 0 : akg_gpu_conv_item(L, "padding", at, 0);
-        if (same)
-            p[i] = l[i] * (k[i] - 1) / 2;
-        if (k[i] < 1 || s[i] < 1 || l[i] < 1 || p[i] < 0 || (same && s[i] != 1))
-            return NULL;
-    }
+    if (!akg_gpu_conv_window(L, dims, same, k, s, p, l))
+        return NULL;
     /* reflect: 1-D and 2-D layers with symmetric padding (a padded copy of the rows) */
     int reflect = !strcmp(pm, "reflect");
     if (reflect && (dims == 3 || same))

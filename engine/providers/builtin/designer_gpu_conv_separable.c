@@ -81,16 +81,10 @@ char *akg_gpu_conv_separable_sketch(const akg_design *d, const akg_reference *re
         return NULL;
     int same = cJSON_IsTrue(cJSON_GetObjectItem(L0, "same"));
     long k[3], s[3], p[3], l[3];
+    if (!akg_gpu_conv_window(L0, dims, same, k, s, p, l))
+        return NULL;
     for (int i = 0; i < 3; i++) {
         int at = i - (3 - dims);
-        k[i] = at < 0 ? 1 : akg_gpu_conv_item(L0, "kernel", at, 1);
-        s[i] = at < 0 ? 1 : akg_gpu_conv_item(L0, "stride", at, 1);
-        l[i] = at < 0 ? 1 : akg_gpu_conv_item(L0, "dilation", at, 1);
-        p[i] = at < 0 ? 0 : akg_gpu_conv_item(L0, "padding", at, 0);
-        if (same)
-            p[i] = l[i] * (k[i] - 1) / 2;
-        if (k[i] < 1 || s[i] < 1 || l[i] < 1 || p[i] < 0 || (same && s[i] != 1))
-            return NULL;
         if (at >= 0 && (akg_gpu_conv_item(L1, "kernel", at, 0) != 1 ||
                         akg_gpu_conv_item(L1, "stride", at, 0) != 1 ||
                         akg_gpu_conv_item(L1, "padding", at, 1) != 0))

@@ -91,14 +91,12 @@ char *akg_gpu_conv_transposed_sketch(const akg_design *d, const akg_reference *r
         ic <= 0 || oc <= 0 || ic % groups || oc % groups)
         return NULL;
     long k[3], s[3], p[3], l[3], q[3];
+    if (!akg_gpu_conv_window(L, dims, 0, k, s, p, l))
+        return NULL;
     for (int i = 0; i < 3; i++) {
         int at = i - (3 - dims);
-        k[i] = at < 0 ? 1 : akg_gpu_conv_item(L, "kernel", at, 1);
-        s[i] = at < 0 ? 1 : akg_gpu_conv_item(L, "stride", at, 1);
-        l[i] = at < 0 ? 1 : akg_gpu_conv_item(L, "dilation", at, 1);
-        p[i] = at < 0 ? 0 : akg_gpu_conv_item(L, "padding", at, 0);
         q[i] = at < 0 ? 0 : akg_gpu_conv_item(L, "output_padding", at, 0);
-        if (k[i] < 1 || s[i] < 1 || s[i] > 8 || l[i] < 1 || p[i] < 0 || q[i] < 0)
+        if (s[i] > 8 || q[i] < 0)
             return NULL;
     }
     long icg = ic / groups, ocg = oc / groups;
