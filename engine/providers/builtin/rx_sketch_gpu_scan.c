@@ -5,32 +5,80 @@
  *
  * The CPU's design (rx_sketch_scan.c) gives each task four contiguous rows, four scalar
  * running values advanced one element at a time: on a GPU that is O / 4 programs each
- * using one lane. The sketch language has scans within a tile (`cumsum`, `cumprod`), but
- * neither GPU emitter lowers them (Triton and CUDA C refuse the calls), so a block-wise
- * scan (load BLK elements, scan them, add the carry) cannot be said yet. This design
- * streams D instead, with a vector of running values, one per independent run:
- *  - contiguous rows (I == 1): RB rows per program, their running values a vector over
- *    the rows (the loads at stride D, each row's cache line reused by the next steps);
+ * using one lane. This design scans tiles instead:
+ *  - contiguous rows (I == 1): one program per row, D walked in chunks of BLK elements:
+ *    the chunk loaded (contiguous, so coalesced), cast to f64, scanned within the tile
+ *    (`cumsum` / `cumprod`, the emitters' block scans), combined with the f64 carry of the
+ *    chunks before, stored as f32; the carry then takes the chunk's total. A reverse scan
+ *    walks the chunks from the end of the row and scans each in reverse; an exclusive scan
+ *    scans each chunk exclusively (the carry holds everything before the chunk);
  *  - strided (I > 1): CH columns of one outer row per program, a running value per
- *    column, the loads contiguous along I.
- * The accuracy rules are the CPU's: running values in f64, the output cast to f32 when
- * stored; an exclusive scan stores before it adds; a reverse scan walks D from its end.
- * When a GPU emitter lowers `cumsum` / `cumprod` of a tile, the contiguous rows should
- * become one program per row, BLK elements at a time with a carry.
+ *    column streamed along D, the loads contiguous along I (the columns are the vector).
+ * The accuracy rules are the CPU's: running values (and the tile scans) in f64, the output
+ * cast to f32 when stored; an exclusive scan stores before it adds; a reverse scan walks D
+ * from its end.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "rx_sketch.h"
 
-/* The body of one program: `ext` running values streamed along D, one step reading and
- * writing the region `region_fmt` ("%s" is the position along D). */
-static void scan_stream(rx_sk *s, int prod, int excl, const char *pos, const char *ind,
-                        const char *ext, const char *region_fmt)
+/* The loads of the inputs' region `region` into t0.. of extent `ext`, the elementwise
+ * expression over them cast to f64 bound to v. */
+static void load_elem(rx_sk *s, const char *ind, const char *ext, const char *region)
 {
     akg_buf *b = s->b;
-    char region[256];
-    snprintf(region, sizeof region, region_fmt, pos);
+    rx_names n;
+    memset(&n, 0, sizeof n);
+    n.lit32 = 1;
+    static const char *const t[] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"};
+    for (int k = 0; k < s->n_in; k++) {
+        n.in[k] = t[k];
+        akg_buf_appendf(b, "%st%d = alloc([%s])\n", ind, k, ext);
+        akg_buf_appendf(b, "%sload(%s[%s] -> t%d)\n", ind, s->in[k], region, k);
+    }
+    akg_buf_appendf(b, "%sv = cast(", ind);
+    rx_expr(s, cJSON_GetObjectItem(s->p, "elem"), &n);
+    akg_buf_puts(b, ", f64)\n");
+}
+
+/* One program per contiguous row: D in chunks of BLK, each scanned in the tile, the f64
+ * carry of the chunks before added, the chunk's total carried on. */
+static void scan_rows(rx_sk *s, int prod, int rev, int excl)
+{
+    akg_buf *b = s->b;
+    const char *region = rev ? "o, D - d - min(BLK, D - d):D - d, 0" : "o, d:d+min(BLK, D - d), 0";
+    akg_buf_appendf(b,
+                    "  if I == 1:\n    # one program per row, D in chunks of BLK scanned in the "
+                    "tile%s, an f64 carry\n    # of the chunks before\n",
+                    rev ? " (from the end of the row)" : "");
+    rx_loop_hints(s, "    ", 1);
+    akg_buf_puts(b, "    for o in range(0, O):\n");
+    akg_buf_appendf(b, "      carry = fill([1], %s, dtype=f64)\n", prod ? "1.0" : "0.0");
+    akg_buf_puts(b, "      for d in range(0, D, BLK):\n");
+    load_elem(s, "        ", "min(BLK, D - d)", region);
+    akg_buf_appendf(b, "        part = %s(v, axis=0%s%s)\n", prod ? "cumprod" : "cumsum",
+                    rev ? ", reverse=True" : "", excl ? ", exclusive=True" : "");
+    akg_buf_appendf(b, "        store(cast(%s(part, carry), f32) -> y[%s])\n", prod ? "mul" : "add",
+                    region);
+    akg_buf_appendf(b, "        carry = %s(carry, %s(v, axis=0))\n", prod ? "mul" : "add",
+                    prod ? "reduce_prod" : "reduce_sum");
+}
+
+/* CH columns of one outer row per program: a running value per column streamed along D
+ * (each step's load contiguous along I). */
+static void scan_columns(rx_sk *s, int prod, int rev, int excl)
+{
+    akg_buf *b = s->b;
+    const char *ind = "        ", *ext = "min(CH, I - c)";
+    char region[128];
+    snprintf(region, sizeof region, "o, %s, c:c+min(CH, I - c)", rev ? "D - 1 - d" : "d");
+    akg_buf_puts(b, "  else:\n    # CH columns of one outer row per program, a running value "
+                    "per column\n");
+    rx_loop_hints(s, "    ", 1);
+    akg_buf_puts(b, "    for o in range(0, O):\n");
+    rx_loop_hints(s, "      ", 1);
+    akg_buf_puts(b, "      for c in range(0, I, CH):\n");
     if (prod)
         akg_buf_appendf(b, "%srun = fill([%s], 1.0, dtype=f64)\n", ind, ext);
     else
@@ -39,20 +87,10 @@ static void scan_stream(rx_sk *s, int prod, int excl, const char *pos, const cha
                         "\"accumulator\", \"init_zero\"])\n",
                         ind, ext);
     akg_buf_appendf(b, "%sfor d in range(0, D):\n", ind);
-    rx_names n;
-    memset(&n, 0, sizeof n);
-    n.lit32 = 1;
-    static const char *const t[] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"};
-    for (int k = 0; k < s->n_in; k++) {
-        n.in[k] = t[k];
-        akg_buf_appendf(b, "%s  t%d = alloc([%s])\n", ind, k, ext);
-        akg_buf_appendf(b, "%s  load(%s[%s] -> t%d)\n", ind, s->in[k], region, k);
-    }
+    load_elem(s, "          ", ext, region);
     if (excl)
         akg_buf_appendf(b, "%s  store(cast(run, f32) -> y[%s])\n", ind, region);
-    akg_buf_appendf(b, "%s  run = %s(run, cast(", ind, prod ? "mul" : "add");
-    rx_expr(s, cJSON_GetObjectItem(s->p, "elem"), &n);
-    akg_buf_puts(b, ", f64))\n");
+    akg_buf_appendf(b, "%s  run = %s(run, v)\n", ind, prod ? "mul" : "add");
     if (!excl)
         akg_buf_appendf(b, "%s  store(cast(run, f32) -> y[%s])\n", ind, region);
 }
@@ -67,17 +105,18 @@ int rx_scan_sketch_gpu(rx_sk *s, const char *what)
     int prod = !strcmp(mode, "prod");
     int rev = cJSON_IsTrue(cJSON_GetObjectItem(s->p, "reverse"));
     int excl = cJSON_IsTrue(cJSON_GetObjectItem(s->p, "exclusive"));
-    const char *pos = rev ? "D - 1 - d" : "d";
     char head[512];
     snprintf(head, sizeof head,
              "%s along dim %d on a GPU;\n# the inputs are viewed as [O, D, I] with D that dim "
-             "(O, D, I are run-time sizes);\n# D is streamed with a vector of f64 running "
-             "values: RB rows (I == 1) or CH columns\n# (I > 1) per program",
+             "(O, D, I are run-time sizes);\n# contiguous rows (I == 1): one program per row, "
+             "BLK-element chunks scanned in the tile\n# with an f64 carry; strided (I > 1): CH "
+             "columns per program, f64 running values",
              what, s->d0);
     rx_head(s, head, "O, D, I");
     akg_buf_puts(b, "  tensors: ");
     rx_input_tensors(s);
-    akg_buf_puts(b, "y[O, D, I]: f32\n  constexpr: RB = tune(8, 1, 32), CH = tune(256, 64, 1024)");
+    akg_buf_puts(b, "y[O, D, I]: f32\n  constexpr: BLK = tune(1024, 128, 4096), CH = tune(256, 64, "
+                    "1024)");
     const cJSON *dm = cJSON_GetObjectItem(cJSON_GetObjectItem(s->p, "dims"), "dim");
     if (cJSON_GetObjectItem(dm, "from_init"))
         akg_buf_appendf(b, ", DIM = %d",
@@ -91,22 +130,8 @@ int rx_scan_sketch_gpu(rx_sk *s, const char *what)
     rx_bind_dim(s);
     rx_bind_scalars(s);
     akg_buf_puts(b, "\n\n");
-
-    akg_buf_appendf(b,
-                    "  if I == 1:\n    # RB rows per program, a running value per row (a "
-                    "vector over the rows)%s\n",
-                    rev ? ", from the end of the rows" : "");
-    rx_loop_hints(s, "    ", 1);
-    akg_buf_puts(b, "    for o in range(0, O, RB):\n");
-    scan_stream(s, prod, excl, pos, "      ", "min(RB, O - o)", "o:o+min(RB, O - o), %s, 0");
-
-    akg_buf_puts(b, "  else:\n    # CH columns of one outer row per program, a running value "
-                    "per column\n");
-    rx_loop_hints(s, "    ", 1);
-    akg_buf_puts(b, "    for o in range(0, O):\n");
-    rx_loop_hints(s, "      ", 1);
-    akg_buf_puts(b, "      for c in range(0, I, CH):\n");
-    scan_stream(s, prod, excl, pos, "        ", "min(CH, I - c)", "o, %s, c:c+min(CH, I - c)");
+    scan_rows(s, prod, rev, excl);
+    scan_columns(s, prod, rev, excl);
     akg_buf_puts(b, "}\n");
     return AKG_OK;
 }

@@ -20,6 +20,9 @@
  *     updated in a loop) or one read after the memory it was loaded from is
  *     written are materialized in a per-block global scratch buffer, sized on
  *     the host from an upper bound of the extents;
+ *   - a scan (cumsum, cumprod) along an axis is materialized in a per-block
+ *     buffer, each run walked by the whole block in chunks, a block scan
+ *     (akg_block_scan) per chunk and a carry between chunks (cu_scan.c);
  *   - gemm/dot stage chunks of their operands in __shared__ memory and sum a
  *     register micro-tile per thread (cu_gemm.c), into a kept accumulator in
  *     place or into a new per-block buffer;
@@ -216,6 +219,11 @@ cu_node *cu_gemm_value(cu_ctx *C, const akg_sketch_expr *call, size_t n_items);
 /* `name = gemm(a, b, name)` (or the statement gemm(a, b, name)) into the kept buffer of name,
  * in place; false when that is not possible (the caller then takes cu_gemm_value). */
 bool cu_gemm_in_place(cu_ctx *C, const char *name, const akg_sketch_expr *call, size_t n_items);
+
+/* ---- cu_scan.c: cumsum / cumprod of a tile ---- */
+/* The scan call's value (n_items positional arguments; prod: cumprod): a per-block buffer of
+ * the tile's shape and dtype, computed at the current point by the whole block. */
+cu_node *cu_scan_value(cu_ctx *C, const akg_sketch_expr *call, size_t n_items, bool prod);
 
 /* ---- cu_ops.c ---- */
 const cu_op *cu_op_find(const char *name);

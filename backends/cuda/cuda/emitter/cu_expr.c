@@ -694,6 +694,9 @@ cu_node *cu_call_value(cu_ctx *C, const akg_sketch_expr *e, size_t n_items)
         return cu_gemm_value(C, e, n_items);
     if (!strncmp(f, "reduce_", 7))
         return reduce(C, e, f);
+    if (!strcmp(f, "cumsum") || !strcmp(f, "cumprod") || !strcmp(f, "local_cumsum") ||
+        !strcmp(f, "local_cumprod"))
+        return cu_scan_value(C, e, n_items, strstr(f, "cumprod") != NULL);
     if (!strcmp(f, "cast")) {
         cu_node *x = cu_value(C, akg_sketch_expr_item(e, 0));
         const akg_sketch_expr *d = akg_sketch_expr_item_count(e) > 1
@@ -791,7 +794,7 @@ cu_node *cu_call_value(cu_ctx *C, const akg_sketch_expr *e, size_t n_items)
     if (!op) {
         cu_fail_expr(C, e,
                      "`%s`: not lowered to CUDA C yet (elementwise operations, reductions, gemm, "
-                     "dot, cast, fill, arange and gather are)",
+                     "dot, cast, fill, arange, gather, cumsum and cumprod are)",
                      f);
         return lit_node(C, "0", AKG_DTYPE_F32);
     }

@@ -152,8 +152,8 @@ const char *cu_op_apply(cu_ctx *C, const cu_op *op, const char *ctype, const cha
 
 /* Device helpers: math overloads for float and double (integers go through double), the
  * language's casts (round to nearest even; float to integer saturating, NaN to 0), floor
- * division, and the block reduction (warp shuffles, then one warp over the warps' partials
- * in shared memory). */
+ * division, the block reduction (warp shuffles, then one warp over the warps' partials
+ * in shared memory) and the block scan (the same two levels, shuffles up). */
 const char cu_prelude[] =
     "#include <cuda_runtime.h>\n"
     "#include <cuda_fp16.h>\n"
@@ -296,6 +296,35 @@ const char cu_prelude[] =
     "  }\n"
     "  __syncthreads();\n"
     "  return partial[0];\n"
+    "}\n"
+    "/* scans: an inclusive (or exclusive) scan of one value a thread over the block, thread\n"
+    "   order; *total gets the block's total. Every thread of the block calls it. */\n"
+    "template <int OP, class T> __device__ T akg_block_scan(T v, T identity, bool exclusive, T "
+    "*total) {\n"
+    "  __shared__ T warp_total[32];\n"
+    "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+    "  const int warps = (int)((blockDim.x + 31) >> 5);\n"
+    "  for (int o = 1; o < 32; o <<= 1) {\n"
+    "    const T u = (T)__shfl_up_sync(0xffffffffu, v, o);\n"
+    "    if (lane >= o) v = akg_comb<OP>(u, v);\n"
+    "  }\n"
+    "  T before = (T)__shfl_up_sync(0xffffffffu, v, 1);\n"
+    "  if (lane == 0) before = identity;\n"
+    "  __syncthreads(); /* the previous scan has read warp_total */\n"
+    "  if (lane == 31) warp_total[warp] = v;\n"
+    "  __syncthreads();\n"
+    "  if (warp == 0) {\n"
+    "    T w = lane < warps ? warp_total[lane] : identity;\n"
+    "    for (int o = 1; o < 32; o <<= 1) {\n"
+    "      const T u = (T)__shfl_up_sync(0xffffffffu, w, o);\n"
+    "      if (lane >= o) w = akg_comb<OP>(u, w);\n"
+    "    }\n"
+    "    warp_total[lane] = w;\n"
+    "  }\n"
+    "  __syncthreads();\n"
+    "  const T prefix = warp > 0 ? warp_total[warp - 1] : identity;\n"
+    "  *total = warp_total[warps - 1];\n"
+    "  return akg_comb<OP>(prefix, exclusive ? before : v);\n"
     "}\n"
     "template <class T> __device__ __forceinline__ T akg_lowest() {\n"
     "  if constexpr ((T)0.5 != (T)0) return (T)-INFINITY;\n"

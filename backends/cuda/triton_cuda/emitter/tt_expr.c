@@ -566,6 +566,64 @@ static tt_val *gemm_value(tt_ctx *C, const akg_sketch_expr *e, size_t n, bool is
     return v;
 }
 
+/* cumsum / cumprod of a tile along one axis (inclusive or exclusive, forward or reverse):
+ * tl.cumsum / tl.cumprod in the accumulation dtype (f16/bf16 in f32, small integers in i32),
+ * the padding past the valid extent set to the identity (a reverse scan starts there). An
+ * exclusive scan is a scan of pairs (running value, value before the element): the inclusive
+ * sum minus the element would cancel (x = [1, 1e8] in f32 gives 0 for 1) and turn an inf into
+ * NaN, the inclusive product over the element would divide by zero. */
+static tt_val *scan(tt_ctx *C, const akg_sketch_expr *e, size_t n, bool prod)
+{
+    const char *fn = akg_sketch_expr_text(e);
+    tt_val *x = tt_value(C, arg_at(e, n, 0, "x"));
+    if (!x)
+        return NULL;
+    if (x->rank == 0) {
+        tt_fail_expr(C, e, "%s of a scalar: scan a tile", fn);
+        return NULL;
+    }
+    const akg_sketch_expr *ax = arg_at(e, n, 1, "axis");
+    int64_t a = -1;
+    if (ax && !tt_const_value(C, ax, &a)) {
+        tt_fail_expr(C, ax, "a scan's axis must be a constant");
+        return NULL;
+    }
+    if (a < 0)
+        a += x->rank;
+    if (a < 0 || a >= x->rank) {
+        tt_fail_expr(C, e, "%s: axis out of range for a tile of rank %d", fn, x->rank);
+        return NULL;
+    }
+    bool rev = flag_of(C, e, "reverse"), excl = flag_of(C, e, "exclusive");
+    akg_dtype acc = x->dt;
+    if (acc == AKG_DTYPE_F16 || acc == AKG_DTYPE_BF16)
+        acc = AKG_DTYPE_F32;
+    else if (acc == AKG_DTYPE_BOOL || acc == AKG_DTYPE_I8 || acc == AKG_DTYPE_I16 ||
+             acc == AKG_DTYPE_U8)
+        acc = AKG_DTYPE_I32;
+    tt_val *xa = x;
+    if (acc != x->dt) {
+        xa = copy_val(C, x, emit_temp(C, tt_strf(C, "%s.to(%s)", x->py, tt_dtype_tl(acc))));
+        if (!xa)
+            return NULL;
+        xa->dt = acc;
+    }
+    const char *m = masked(C, xa, (int)a, prod ? "1" : "0");
+    const char *R = rev ? "True" : "False", *py;
+    if (excl) {
+        const char *pair = emit_temp(
+            C, tt_strf(C, "tl.associative_scan((%s, tl.zeros_like(%s)%s), %d, %s, reverse=%s)", m,
+                       m, prod ? " + 1" : "", (int)a, prod ? "_akg_excl_mul" : "_akg_excl_add", R));
+        py = tt_strf(C, "%s[1]", pair);
+    } else {
+        py =
+            tt_strf(C, "tl.%s(%s, axis=%d, reverse=%s)", prod ? "cumprod" : "cumsum", m, (int)a, R);
+    }
+    if (acc != x->dt)
+        py = tt_strf(C, "(%s).to(%s)", emit_temp(C, py), tt_dtype_tl(x->dt));
+    return copy_val(C, x, emit_temp(C, py));
+}
+
 static tt_val *call_value(tt_ctx *C, const akg_sketch_expr *e, size_t n)
 {
     const char *fn = akg_sketch_expr_text(e);
@@ -584,6 +642,9 @@ static tt_val *call_value(tt_ctx *C, const akg_sketch_expr *e, size_t n)
             tt_val *x = tt_value(C, arg_at(e, n, 0, "x"));
             return reduce(C, reds[i][1], x, arg_at(e, n, 1, "axis"), keepdim_of(C, e), e);
         }
+    if (!strcmp(fn, "cumsum") || !strcmp(fn, "cumprod") || !strcmp(fn, "local_cumsum") ||
+        !strcmp(fn, "local_cumprod"))
+        return scan(C, e, n, strstr(fn, "cumprod") != NULL);
     if (!strcmp(fn, "softmax") || !strcmp(fn, "log_softmax")) {
         tt_val *x = tt_value(C, arg_at(e, n, 0, "x"));
         const akg_sketch_expr *ax = arg_at(e, n, 1, "axis");
@@ -691,7 +752,7 @@ static tt_val *call_value(tt_ctx *C, const akg_sketch_expr *e, size_t n)
         tt_fail_expr(C, e,
                      "'%s' is not lowered by the %s emitter yet (milestone 1: "
                      "elementwise operations, casts, where, comparisons, reductions, arange, "
-                     "fill, gather of rank-1 tiles, softmax)",
+                     "fill, gather of rank-1 tiles, softmax, cumsum, cumprod)",
                      fn, C->target->emitter);
         return NULL;
     }
