@@ -1,7 +1,7 @@
 """The built-in Designer's GPU design of scans for cuda (engine/providers/builtin/
 rx_sketch_gpu_scan.c): contiguous rows one program per row, D in BLK-element chunks scanned in
 the tile (cumsum / cumprod) with an f64 carry; strided scans CH columns of an outer row per
-program, a running value per column. The six scans of the suite (bench/ops/scan), cut to small
+program, D in [BD, CH] chunks scanned along D with a carry per column. The six scans of the suite (bench/ops/scan), cut to small
 shapes, are designed for cuda/triton_cuda and verified under Triton's interpreter; their sketches
 also lower to CUDA C (compiled by nvcc where one is installed)."""
 import unittest
@@ -22,29 +22,30 @@ class GpuScanTest(InterpretedGpuTest):
         return sketch
 
     def test_cumsum(self):
-        # LENGTH over two chunks of the smallest BLK would make the interpreter slow: one
-        # chunk and a part here, the carry across chunks in test_masked_cumsum
         self.rows("cumsum", {"BATCH": 9, "LENGTH": 40}, "cumsum(v, axis=0)")
 
     def test_cumprod(self):
         self.rows("cumprod", {"BATCH": 5, "LENGTH": 33}, "cumprod(v, axis=0)")
 
     def test_exclusive_cumsum(self):
-        self.rows("exclusive_cumsum", {"BATCH": 4, "LENGTH": 50},
+        # rows of two chunks (BLK is 1024): the carry between them
+        self.rows("exclusive_cumsum", {"BATCH": 2, "LENGTH": 1100},
                   "cumsum(v, axis=0, exclusive=True)")
 
     def test_reverse_cumsum(self):
         self.rows("reverse_cumsum", {"BATCH": 3, "LENGTH": 37}, "cumsum(v, axis=0, reverse=True)")
 
     def test_masked_cumsum(self):
-        self.rows("masked_cumsum", {"BATCH": 2, "LENGTH": 45}, "cumsum(v, axis=0)")
+        self.rows("masked_cumsum", {"BATCH": 2, "LENGTH": 1500}, "cumsum(v, axis=0)")
 
     def test_strided_columns(self):
-        sketch = self.gpu_design("scan", "cumsum_dim0", {"LENGTH": 24, "COLS": 300})
-        self.assertIn("on a GPU", sketch)
+        # three chunks of BD = 32 rows, five programs of CH = 64 columns
+        sketch = self.gpu_design("scan", "cumsum_dim0", {"LENGTH": 70, "COLS": 300})
         self.assertIn("for c in range(0, I, CH):", sketch)
-        self.assertIn("run = alloc([min(CH, I - c)], dtype=f64", sketch)
-        self.lowers_to_cuda_c("cumsum_dim0", sketch, False)
+        self.assertIn("for d in range(0, D, BD):", sketch)
+        self.assertIn("carry = fill([1, min(CH, I - c)], 0.0, dtype=f64)", sketch)
+        self.assertIn("cumsum(v, axis=0)", sketch)
+        self.lowers_to_cuda_c("cumsum_dim0", sketch, True)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,12 @@
  *    chunks before, stored as f32; the carry then takes the chunk's total. A reverse scan
  *    walks the chunks from the end of the row and scans each in reverse; an exclusive scan
  *    scans each chunk exclusively (the carry holds everything before the chunk);
- *  - strided (I > 1): CH columns of one outer row per program, a running value per
- *    column streamed along D, the loads contiguous along I (the columns are the vector).
- * The accuracy rules are the CPU's: running values (and the tile scans) in f64, the output
- * cast to f32 when stored; an exclusive scan stores before it adds; a reverse scan walks D
- * from its end.
+ *  - strided (I > 1): CH columns of one outer row per program, D walked in chunks of BD
+ *    rows: a [BD, CH] tile (its rows contiguous along I) scanned along D, combined with a
+ *    carry of CH f64 values, stored; the carry then takes the chunk's column totals. CH is
+ *    small (64) so that I / CH programs fill the GPU; BD * CH f64 values fit the registers.
+ * The accuracy rule is the CPU's: running values (the tile scans and the carries) in f64,
+ * the output cast to f32 when stored.
  */
 #include <stdio.h>
 #include <string.h>
@@ -65,34 +66,32 @@ static void scan_rows(rx_sk *s, int prod, int rev, int excl)
                     prod ? "reduce_prod" : "reduce_sum");
 }
 
-/* CH columns of one outer row per program: a running value per column streamed along D
- * (each step's load contiguous along I). */
+/* CH columns of one outer row per program: D in chunks of BD rows, each a [BD, CH] tile
+ * (contiguous along I) scanned along D, the f64 carry a row of CH values. */
 static void scan_columns(rx_sk *s, int prod, int rev, int excl)
 {
     akg_buf *b = s->b;
-    const char *ind = "        ", *ext = "min(CH, I - c)";
-    char region[128];
-    snprintf(region, sizeof region, "o, %s, c:c+min(CH, I - c)", rev ? "D - 1 - d" : "d");
-    akg_buf_puts(b, "  else:\n    # CH columns of one outer row per program, a running value "
-                    "per column\n");
+    char region[160];
+    snprintf(region, sizeof region, "o, %s, c:c+min(CH, I - c)",
+             rev ? "D - d - min(BD, D - d):D - d" : "d:d+min(BD, D - d)");
+    akg_buf_appendf(b,
+                    "  else:\n    # CH columns of one outer row per program, D in chunks of BD "
+                    "rows scanned in the\n    # [BD, CH] tile%s, an f64 carry per column\n",
+                    rev ? " (from the end of D)" : "");
     rx_loop_hints(s, "    ", 1);
     akg_buf_puts(b, "    for o in range(0, O):\n");
     rx_loop_hints(s, "      ", 1);
     akg_buf_puts(b, "      for c in range(0, I, CH):\n");
-    if (prod)
-        akg_buf_appendf(b, "%srun = fill([%s], 1.0, dtype=f64)\n", ind, ext);
-    else
-        akg_buf_appendf(b,
-                        "%srun = alloc([%s], dtype=f64, llm_hint=[\"fastest\", "
-                        "\"accumulator\", \"init_zero\"])\n",
-                        ind, ext);
-    akg_buf_appendf(b, "%sfor d in range(0, D):\n", ind);
-    load_elem(s, "          ", ext, region);
-    if (excl)
-        akg_buf_appendf(b, "%s  store(cast(run, f32) -> y[%s])\n", ind, region);
-    akg_buf_appendf(b, "%s  run = %s(run, v)\n", ind, prod ? "mul" : "add");
-    if (!excl)
-        akg_buf_appendf(b, "%s  store(cast(run, f32) -> y[%s])\n", ind, region);
+    akg_buf_appendf(b, "        carry = fill([1, min(CH, I - c)], %s, dtype=f64)\n",
+                    prod ? "1.0" : "0.0");
+    akg_buf_puts(b, "        for d in range(0, D, BD):\n");
+    load_elem(s, "          ", "min(BD, D - d), min(CH, I - c)", region);
+    akg_buf_appendf(b, "          part = %s(v, axis=0%s%s)\n", prod ? "cumprod" : "cumsum",
+                    rev ? ", reverse=True" : "", excl ? ", exclusive=True" : "");
+    akg_buf_appendf(b, "          store(cast(%s(part, carry), f32) -> y[%s])\n",
+                    prod ? "mul" : "add", region);
+    akg_buf_appendf(b, "          carry = %s(carry, %s(v, axis=0))\n", prod ? "mul" : "add",
+                    prod ? "reduce_prod" : "reduce_sum");
 }
 
 int rx_scan_sketch_gpu(rx_sk *s, const char *what)
@@ -110,13 +109,13 @@ int rx_scan_sketch_gpu(rx_sk *s, const char *what)
              "%s along dim %d on a GPU;\n# the inputs are viewed as [O, D, I] with D that dim "
              "(O, D, I are run-time sizes);\n# contiguous rows (I == 1): one program per row, "
              "BLK-element chunks scanned in the tile\n# with an f64 carry; strided (I > 1): CH "
-             "columns per program, f64 running values",
+             "columns per program, [BD, CH] chunks scanned along D",
              what, s->d0);
     rx_head(s, head, "O, D, I");
     akg_buf_puts(b, "  tensors: ");
     rx_input_tensors(s);
-    akg_buf_puts(b, "y[O, D, I]: f32\n  constexpr: BLK = tune(1024, 128, 4096), CH = tune(256, 64, "
-                    "1024)");
+    akg_buf_puts(b, "y[O, D, I]: f32\n  constexpr: BLK = tune(1024, 128, 4096), BD = tune(32, 8, "
+                    "128), CH = tune(64, 16, 256)");
     const cJSON *dm = cJSON_GetObjectItem(cJSON_GetObjectItem(s->p, "dims"), "dim");
     if (cJSON_GetObjectItem(dm, "from_init"))
         akg_buf_appendf(b, ", DIM = %d",
