@@ -323,6 +323,48 @@ static void test_shapes(const char *root)
     }
 }
 
+/* Partial reductions are cooperative (tests/sketch/fixtures/cuda_reduce): a group of threads an
+ * output, chosen at run time; along a reduced contiguous axis a group is adjacent threads, else
+ * adjacent threads hold adjacent outputs; argmax/argmin combine (value, index) pairs. No output
+ * is walked by one thread alone over its whole reduced extent. */
+static void test_partial_reductions(const char *root)
+{
+    const akg_backend *be = akg_backend_find("cuda", "cuda");
+    if (!be)
+        return;
+    struct {
+        const char *file, *want[3];
+    } cases[] = {
+        {"activation_log_softmax.sketch",
+         {"akg_red_group(_no11, _nr12, true)", "akg_group_reduce<1>(", "akg_group_reduce<0>("}},
+        {"reduction_mean_dim_last.sketch", {"akg_red_group(", ", true);", "/ (float)(1LL * (_x"}},
+        {"reduction_sum_dim0.sketch", {", false);", "akg_group_reduce<0>(", "threadIdx.x % _np"}},
+        {"reduction_argmax_dim1.sketch", {"akg_group_argreduce<true>(", ", false);", ", true);"}},
+        {"reduction_argmin_dim_last.sketch",
+         {"akg_group_argreduce<false>(", "akg_argcomb<false>(", "int _u"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/tests/sketch/fixtures/cuda_reduce/%s", root, cases[i].file);
+        char *text = read_file(path);
+        akg_sketch *sk = text ? parse_checked(text) : NULL;
+        CHECK(sk != NULL);
+        if (sk) {
+            char err[1024] = "";
+            char *src = NULL;
+            CHECK(be->lower(sk, false, &src, err, sizeof err) == AKG_OK);
+            for (int k = 0; k < 3 && src; k++)
+                CHECK_CONTAINS(src, cases[i].want[k]);
+            /* the serial walk of the old lowering: `for (long long _jN = 0; _jN < ...` */
+            if (src)
+                CHECK(!strstr(src, "for (long long _j"));
+            free(src);
+            akg_sketch_free(sk);
+        }
+        free(text);
+    }
+}
+
 int main(void)
 {
     const char *root = getenv("AKG_SOURCE_DIR");
@@ -331,6 +373,7 @@ int main(void)
     test_registration();
     test_fixtures(root);
     test_shapes(root);
+    test_partial_reductions(root);
     test_gemm_forms();
     return check_summary();
 }

@@ -16,7 +16,11 @@
  *     same value and computes it redundantly;
  *   - a full reduction is a thread-strided partial, combined by warp shuffles
  *     and shared memory (akg_block_reduce in the prelude) into a uniform value;
- *     a partial reduction, a tile written more than once (an accumulator tile
+ *     a partial reduction gives each output a group of threads (the block
+ *     divided among the outputs at run time, akg_red_group; a warp at least
+ *     along a contiguous reduced axis), combined by akg_group_reduce (argmax and
+ *     argmin: (value, index) pairs, first index on ties) into a per-block
+ *     buffer; such a buffer, a tile written more than once (an accumulator tile
  *     updated in a loop) or one read after the memory it was loaded from is
  *     written are materialized in a per-block global scratch buffer, sized on
  *     the host from an upper bound of the extents;

@@ -3,7 +3,8 @@
  * on long long (floor division and modulo as the language's); a tile value
  * is a cu_node, built by cu_value (which emits, at the current point, what
  * must run before any element is read: full reductions to uniform
- * registers, partial ones to per-block buffers) and read element by element
+ * registers, partial ones to per-block buffers by groups of threads an
+ * output, reduce_groups) and read element by element
  * by cu_elem inside a thread-strided loop (cu_loop_begin). Broadcasting is
  * NumPy's: shapes right-aligned, a dimension whose extent is the literal 1
  * stretches.
@@ -584,6 +585,141 @@ static bool reduce_axes(cu_ctx *C, const akg_sketch_expr *call, int rank, bool *
     return true;
 }
 
+/* A partial reduction (or any arg-reduction) of x over the dims mask into the per-block buffer
+ * out (x's shape, reduced dims unit with keep or gone). The block's threads are groups of g
+ * (akg_red_group, chosen at run time from the output and reduced counts), a group an output:
+ * each thread folds a strided share of its output's reduced elements (flattened row-major),
+ * then akg_group_reduce (akg_group_argreduce for (value, index) pairs) combines a group's
+ * shares and its first thread writes the output. The outputs are taken AKG_NT / g at a time by
+ * a loop every thread runs the same number of times (the group reduction's barriers are
+ * reached by the whole block). When x's contiguous axis (its last non-unit one) is reduced, a
+ * group is adjacent threads (a warp's lanes read adjacent elements); else adjacent threads
+ * hold adjacent outputs. op: 0 sum, 1 max, 2 min, 3 prod; arg: 1 argmax, 2 argmin. */
+static void reduce_groups(cu_ctx *C, const cu_node *x, const bool *mask, bool keep,
+                          const cu_node *out, int op, int arg, bool mean, akg_dtype dt,
+                          const char *ident)
+{
+    const char *ct = cu_comptype(dt);
+    int inner_dim = -1;
+    for (int d = 0; d < x->rank; d++)
+        if (!x->unit[d])
+            inner_dim = d;
+    bool inner = inner_dim >= 0 && mask[inner_dim];
+    const char *outs = total_of(C, out->rank, out->ext);
+    const char *red = "1LL";
+    for (int d = 0; d < x->rank; d++)
+        if (mask[d])
+            red = cu_strf(C, "%s * (%s)", red, x->ext[d]);
+    cu_sync(C);
+    cu_line(C, "{");
+    C->indent++;
+    const char *no = cu_temp(C, "_no"), *nr = cu_temp(C, "_nr"), *g = cu_temp(C, "_g"),
+               *np = cu_temp(C, "_np");
+    cu_line(C, "const long long %s = %s;", no, outs);
+    cu_line(C, "const long long %s = (long long)(%s);", nr, red);
+    cu_line(C, "const int %s = akg_red_group(%s, %s, %s);", g, no, nr, inner ? "true" : "false");
+    cu_line(C, "const int %s = AKG_NT / %s;", np, g);
+    const char *ob = cu_temp(C, "_ob");
+    cu_line(C, "for (long long %s = 0; %s < %s; %s += %s) {", ob, ob, no, ob, np);
+    C->indent++;
+    const char *o = cu_temp(C, "_o"), *k0 = cu_temp(C, "_k");
+    if (inner) {
+        cu_line(C, "const long long %s = %s + (long long)(threadIdx.x / %s);", o, ob, g);
+        cu_line(C, "const long long %s = (long long)(threadIdx.x %% %s);", k0, g);
+    } else {
+        cu_line(C, "const long long %s = %s + (long long)(threadIdx.x %% %s);", o, ob, np);
+        cu_line(C, "const long long %s = (long long)(threadIdx.x / %s);", k0, np);
+    }
+    const char *acc = cu_temp(C, "_red");
+    const char *ai = arg ? cu_temp(C, "_ri") : NULL;
+    cu_line(C, "%s %s = %s;", ct, acc, ident);
+    if (arg)
+        cu_line(C, "int %s = 0x7fffffff;", ai);
+    cu_line(C, "if (%s < %s) {", o, no);
+    C->indent++;
+    /* the output's index over out's dims, then x's index: kept dims from it, reduced dims
+     * from the flattened reduced index kk */
+    const char *oi[CU_MAXR];
+    const char *rest = o;
+    int first_out = -1;
+    for (int d = out->rank - 1; d >= 0; d--)
+        if (!out->unit[d])
+            first_out = d;
+    for (int d = out->rank - 1; d >= 0; d--) {
+        if (out->unit[d] || d == first_out) { /* the slowest dim: what is left of o */
+            oi[d] = out->unit[d] ? "0LL" : rest;
+            continue;
+        }
+        oi[d] = cu_temp(C, "_i");
+        cu_line(C, "const long long %s = %s %% (%s);", oi[d], rest, out->ext[d]);
+        const char *r2 = cu_temp(C, "_r");
+        cu_line(C, "const long long %s = %s / (%s);", r2, rest, out->ext[d]);
+        rest = r2;
+    }
+    const char *kk = cu_temp(C, "_kk");
+    cu_line(C, "for (long long %s = %s; %s < %s; %s += %s) {", kk, k0, kk, nr, kk, g);
+    C->indent++;
+    const char *xi[CU_MAXR] = {0};
+    const char *krest = kk;
+    int first_red = -1;
+    for (int d = x->rank - 1; d >= 0; d--)
+        if (mask[d])
+            first_red = d;
+    for (int d = x->rank - 1; d >= 0; d--) {
+        if (!mask[d])
+            continue;
+        if (d == first_red) { /* the slowest reduced dim: what is left of kk */
+            xi[d] = krest;
+            continue;
+        }
+        xi[d] = cu_temp(C, "_j");
+        cu_line(C, "const long long %s = %s %% (%s);", xi[d], krest, x->ext[d]);
+        const char *r2 = cu_temp(C, "_r");
+        cu_line(C, "const long long %s = %s / (%s);", r2, krest, x->ext[d]);
+        krest = r2;
+    }
+    int od = 0;
+    for (int d = 0; d < x->rank; d++) {
+        if (mask[d]) {
+            if (keep)
+                od++;
+        } else {
+            xi[d] = oi[od++];
+        }
+    }
+    const char *v = cu_elem_as(C, x, xi, dt);
+    if (arg)
+        cu_line(C, "akg_argcomb<%s>(%s, %s, (%s)%s, (int)%s);", arg == 1 ? "true" : "false", acc,
+                ai, ct, v, kk);
+    else
+        cu_line(C, "%s = akg_comb<%d>(%s, %s);", acc, op, acc, v);
+    cu_loop_end(C);
+    cu_loop_end(C);
+    if (arg)
+        cu_line(C, "akg_group_argreduce<%s>(%s, %s, %s, %s);", arg == 1 ? "true" : "false", acc, ai,
+                g, inner ? "true" : "false");
+    else
+        cu_line(C, "%s = akg_group_reduce<%d>(%s, %s, %s);", acc, op, acc, g,
+                inner ? "true" : "false");
+    if (inner)
+        cu_line(C, "if (%s < %s && (threadIdx.x & (%s - 1)) == 0) {", o, no, g);
+    else
+        cu_line(C, "if (%s < %s && (int)threadIdx.x < %s) {", o, no, np);
+    C->indent++;
+    if (arg)
+        cu_line(C, "%s[%s] = %s;", out->c, o, ai);
+    else {
+        if (mean)
+            cu_line(C, "%s = %s / (%s)(%s);", acc, acc, ct, red);
+        cu_line(C, "%s[%s] = %s;", out->c, o, acc);
+    }
+    cu_loop_end(C);
+    cu_loop_end(C); /* the outputs' loop */
+    cu_loop_end(C); /* the block */
+    C->synced = false;
+    cu_sync(C);
+}
+
 static cu_node *reduce(cu_ctx *C, const akg_sketch_expr *call, const char *f)
 {
     cu_node *x = cu_value(C, akg_sketch_expr_item(call, 0));
@@ -598,6 +734,11 @@ static cu_node *reduce(cu_ctx *C, const akg_sketch_expr *call, const char *f)
              : !strcmp(f, "reduce_min")  ? 2
              : !strcmp(f, "reduce_prod") ? 3
                                          : 0;
+    int arg = !strcmp(f, "argmin")                                    ? 2
+              : (!strcmp(f, "argmax") || !strcmp(f, "reduce_argmax")) ? 1
+                                                                      : 0;
+    if (arg)
+        op = arg;
     bool mean = !strcmp(f, "reduce_mean");
     akg_dtype dt = x->weak ? AKG_DTYPE_F32 : x->dt;
     if (dt == AKG_DTYPE_BOOL || dt == AKG_DTYPE_I8 || dt == AKG_DTYPE_I16 || dt == AKG_DTYPE_U8)
@@ -630,7 +771,7 @@ static cu_node *reduce(cu_ctx *C, const akg_sketch_expr *call, const char *f)
             shape.unit[shape.rank++] = x->unit[d];
         }
     }
-    if (full) {
+    if (full && !arg) {
         /* every thread a strided share, then the block combines them */
         const char *acc = cu_temp(C, "_red");
         cu_line(C, "%s %s = %s;", ct, acc, ident);
@@ -647,43 +788,14 @@ static cu_node *reduce(cu_ctx *C, const akg_sketch_expr *call, const char *f)
         r->c = acc;
         return r;
     }
-    /* a partial reduction: every output element by one thread, serially over the reduced
-     * dims, into a per-block buffer */
-    cu_node *out = cu_new_buffer(C, &shape, dt);
+    /* a partial reduction (or an arg-reduction): groups of threads an output, into a per-block
+     * buffer; a full arg-reduction is then read back as a uniform register */
+    cu_node *out = cu_new_buffer(C, &shape, arg ? AKG_DTYPE_I32 : dt);
     if (C->status)
         return out;
-    cu_sync(C);
-    const char *oi[CU_MAXR];
-    cu_loop_begin(C, out->rank, out->ext, oi);
-    const char *acc = cu_temp(C, "_red");
-    cu_line(C, "%s %s = %s;", ct, acc, ident);
-    const char *xi[CU_MAXR] = {0};
-    int o = 0, opened = 0;
-    for (int d = 0; d < x->rank; d++) {
-        if (mask[d]) {
-            const char *j = cu_temp(C, "_j");
-            cu_line(C, "for (long long %s = 0; %s < %s; ++%s) {", j, j, x->ext[d], j);
-            C->indent++;
-            opened++;
-            xi[d] = j;
-            if (keep)
-                o++;
-        } else {
-            xi[d] = oi[o++];
-        }
-    }
-    const char *v = cu_elem_as(C, x, xi, dt);
-    cu_line(C, "%s = akg_comb<%d>(%s, %s);", acc, op, acc, v);
-    while (opened--)
-        cu_loop_end(C);
-    if (mean)
-        cu_line(C, "%s = %s / (%s)(%s);", acc, acc, ct, count);
-    const char *lin = NULL;
-    for (int d = 0; d < out->rank; d++)
-        lin = lin ? cu_strf(C, "(%s) * (%s) + %s", lin, out->ext[d], oi[d]) : oi[d];
-    cu_line(C, "%s[%s] = %s;", out->c, lin ? lin : "0", acc);
-    cu_loop_end(C);
-    cu_sync(C);
+    reduce_groups(C, x, mask, keep, out, op, arg, mean, dt, ident);
+    if (full)
+        return cu_uniform(C, out, AKG_DTYPE_I32);
     return out;
 }
 
@@ -692,7 +804,7 @@ cu_node *cu_call_value(cu_ctx *C, const akg_sketch_expr *e, size_t n_items)
     const char *f = akg_sketch_expr_text(e);
     if (!strcmp(f, "gemm") || !strcmp(f, "dot"))
         return cu_gemm_value(C, e, n_items);
-    if (!strncmp(f, "reduce_", 7))
+    if (!strncmp(f, "reduce_", 7) || !strcmp(f, "argmax") || !strcmp(f, "argmin"))
         return reduce(C, e, f);
     if (!strcmp(f, "cumsum") || !strcmp(f, "cumprod") || !strcmp(f, "local_cumsum") ||
         !strcmp(f, "local_cumprod"))
@@ -892,7 +1004,7 @@ static cu_node *view_value(cu_ctx *C, const akg_sketch_expr *e)
     int whole = 0, news = 0;
     for (size_t i = 0; i < n; i++)
         akg_sketch_expr_get_kind(akg_sketch_expr_item(e, i)) == AKG_SKETCH_EXPR_NONE ? news++
-                                                                                      : whole++;
+                                                                                     : whole++;
     if (whole > x->rank || x->rank + news > CU_MAXR) {
         cu_fail_expr(C, e, "`%s`: %d indices for a value of rank %d", cu_text(C, e), whole,
                      x->rank);
