@@ -27,9 +27,9 @@
  * columns)). The K loop is not cut short: the inputs' zeros are their values, not the
  * reference's promise, and a product of any two matrices must come out right.
  *
- * Scans (rx_sketch_gpu_scan.c): D streamed with a vector of f64 running values, RB rows
- * per program for contiguous rows (I == 1), CH columns of an outer row per program for
- * strided ones (the emitters do not lower a scan within a tile yet).
+ * Scans (rx_sketch_gpu_scan.c): block scans of tiles with an f64 carry: a contiguous row
+ * (I == 1) a program, BLK elements a chunk; strided ones in [BD, CH] tiles along D, a carry
+ * per column.
  *
  * Convolutions (designer_gpu_conv.c; one forward layer, not depthwise): an implicit GEMM,
  * one program per [BN output channels of a group] x [BW output columns of a row], K walked
