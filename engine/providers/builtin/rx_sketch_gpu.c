@@ -14,10 +14,17 @@
  *  - fewer long rows (a reduction of all dims, a loss): each row in P parts, one program
  *    per part, the partials in a "slow" tile that a second launch combines (a row map's
  *    second launch combines them per part and maps that part);
- *  - strided (I > 1): CH columns of one outer row per program, the D rows streamed through
- *    per-column accumulators; when that gives fewer than 256 programs and D >= 512, the
- *    D rows are cut into P parts as well and a second launch combines the parts.
- * The tunables BLK, CH and P are declared with the design's choice first.
+ *  - strided (I > 1): CH columns of one outer row per program, the D rows BD at a time:
+ *    each step loads a [BD, CH] tile (contiguous along I, masked where fewer rows or
+ *    columns are left) and reduces it along axis 0 into [1, CH] accumulators, so that the
+ *    block's threads share the rows of a step (CUDA C: a group of threads a column) and a
+ *    Triton program reads BD * CH = 4096 elements a step. An arg-extreme takes each tile's
+ *    extreme and its first row (positions ri[:, None]; a NaN counts as the extreme) and
+ *    keeps the earlier block's on ties. When that gives fewer than 256 programs and
+ *    D >= 512, the D rows are cut into P parts as well and a second launch combines the
+ *    parts. A row map's strided branch computes its statistics so, then maps [BD, CH]
+ *    tiles (Model's tensors along D as [BD, 1] tiles).
+ * The tunables BLK, CH, BD and P are declared with the design's choice first.
  */
 #include <stdio.h>
 #include <string.h>
@@ -27,7 +34,7 @@
 static void gpu_constexprs(rx_sk *s)
 {
     akg_buf_puts(s->b, "  constexpr: BLK = tune(4096, 2048, 8192), CH = tune(64, 32, 128), "
-                       "P = tune(256, 64, 1024)");
+                       "BD = tune(64, 16, 128), P = tune(256, 64, 1024)");
     const cJSON *dm = cJSON_GetObjectItem(cJSON_GetObjectItem(s->p, "dims"), "dim");
     if (cJSON_GetObjectItem(dm, "from_init"))
         akg_buf_appendf(s->b, ", DIM = %d",
@@ -85,10 +92,10 @@ static void first_index(rx_sk *s, const rx_stat_list *st, int k, const char *ext
     akg_buf_appendf(s->b, ")), %s, D), axis=0)\n", idx);
 }
 
-/* Folds the tiles t<k> (a piece of a row, positions arange(a, z)) into the running [1]
- * accumulators of every statistic. */
-static void row_piece_update(rx_sk *s, const rx_stat_list *st, const char *ind, const char *a,
-                             const char *z)
+/* Folds the tiles t<k> into the running accumulators of every statistic along axis 0:
+ * a piece of a row into [1] accumulators, or a [BD, CH] block of rows into [1, CH] ones
+ * (keepdim). `idx` is the tiles' positions along D (an i32 tile broadcast against t<k>). */
+static void piece_update(rx_sk *s, const rx_stat_list *st, const char *ind, const char *idx)
 {
     akg_buf *b = s->b;
     rx_names n = rx_tile_names();
@@ -99,8 +106,6 @@ static void row_piece_update(rx_sk *s, const rx_stat_list *st, const char *ind, 
             akg_buf_appendf(b, "%smc = reduce_%s(", ind, ex);
             rx_expr(s, st->expr[k], &n);
             akg_buf_puts(b, ", axis=0)\n");
-            char idx[600];
-            snprintf(idx, sizeof idx, "arange(%s, %s)", a, z);
             akg_buf_appendf(b, "%skc = ", ind);
             first_index(s, st, k, "mc", idx, &n);
             akg_buf_appendf(b,
@@ -117,6 +122,15 @@ static void row_piece_update(rx_sk *s, const rx_stat_list *st, const char *ind, 
         rx_stat_value(s, st, k, &n);
         akg_buf_puts(b, ", axis=0))\n");
     }
+}
+
+/* Whether a statistic is an arg-extreme (its update reads the positions along D). */
+static int any_argx(const rx_stat_list *st)
+{
+    for (int k = 0; k < st->n; k++)
+        if (rx_argx(st->mode[k]))
+            return 1;
+    return 0;
 }
 
 /* The statistics of row o over [lo, hi) in running accumulators, BLK elements at a time. */
@@ -139,7 +153,9 @@ static void row_chunks(rx_sk *s, const rx_stat_list *st, const char *ind, const 
     snprintf(z, sizeof z, "%s + %s", a, ext);
     snprintf(region, sizeof region, "o, %s:%s, 0", a, z);
     rx_load_inputs(s, in2, ext, region);
-    row_piece_update(s, st, in2, a, z);
+    char idx[600];
+    snprintf(idx, sizeof idx, "arange(%s, %s)", a, z);
+    piece_update(s, st, in2, idx);
 }
 
 /* The statistics of the whole row o (D elements, one block): acc<k>, or m<k> and k<k>. */
@@ -167,33 +183,24 @@ static void row_whole(rx_sk *s, const rx_stat_list *st, const char *ind)
     }
 }
 
-/* Folds one row r of CH columns (tiles t<k>) into per-column accumulators. */
-static void column_update(rx_sk *s, const rx_stat_list *st, const char *ind)
+/* The statistics of CH columns (from c) of outer row o over the rows [lo, hi) of D, BD rows
+ * at a time: [1, CH] accumulators, each step a [BD, CH] tile (contiguous along I) reduced
+ * along axis 0 into them. `lo` is "0" for all of D (then hi is D). */
+static void column_blocks(rx_sk *s, const rx_stat_list *st, const char *ind, const char *lo,
+                          const char *hi)
 {
-    akg_buf *b = s->b;
-    rx_names n = rx_tile_names();
-    for (int k = 0; k < st->n; k++) {
-        const char *m = st->mode[k];
-        if (rx_argx(m)) {
-            akg_buf_appendf(b, "%sbetter = logical_or(%s(", ind,
-                            rx_m_is(m, "argmax") ? "gt" : "lt");
-            rx_expr(s, st->expr[k], &n);
-            akg_buf_appendf(b, ", m%d), logical_and(ne(", k);
-            rx_expr(s, st->expr[k], &n);
-            akg_buf_puts(b, ", ");
-            rx_expr(s, st->expr[k], &n);
-            akg_buf_appendf(b, "), eq(m%d, m%d)))\n", k, k);
-            akg_buf_appendf(b, "%sk%d = where(better, r, k%d)\n%sm%d = where(better, ", ind, k, k,
-                            ind, k);
-            rx_expr(s, st->expr[k], &n);
-            akg_buf_appendf(b, ", m%d)\n", k);
-            continue;
-        }
-        const char *fold = rx_m_is(m, "prod") ? "mul" : rx_extreme(m) ? m : "add";
-        akg_buf_appendf(b, "%sacc%d = %s(acc%d, ", ind, k, fold, k);
-        rx_stat_value(s, st, k, &n);
-        akg_buf_puts(b, ")\n");
-    }
+    char in2[64], ext[128], shape[200], region[400];
+    for (int k = 0; k < st->n; k++)
+        acc_init(s, st->mode[k], k, ind, "[1, min(CH, I - c)]", lo);
+    snprintf(in2, sizeof in2, "%s  ", ind);
+    akg_buf_appendf(s->b, "%sfor r in range(%s, %s, BD):\n", ind, lo, hi);
+    snprintf(ext, sizeof ext, "min(BD, %s - r)", hi);
+    snprintf(shape, sizeof shape, "%s, min(CH, I - c)", ext);
+    snprintf(region, sizeof region, "o, r:r + %s, c:c + min(CH, I - c)", ext);
+    rx_load_inputs(s, in2, shape, region);
+    if (any_argx(st))
+        akg_buf_appendf(s->b, "%sri = arange(r, r + %s)\n", in2, ext);
+    piece_update(s, st, in2, "ri[:, None]");
 }
 
 /* The partial tiles of the statistics: part<k> (or partv<k> and parti<k>) of shape `shape`. */
@@ -311,7 +318,7 @@ int rx_reduce_sketch_gpu(rx_sk *s, const char *what)
         return rx_fail(s, "a reduction of %d statistics", st.n);
     akg_buf *b = s->b;
     reduce_header(s, &st, what);
-    const char *W = "[min(CH, I - c)]", *cols = "c:c + min(CH, I - c)";
+    const char *cols = "c:c + min(CH, I - c)";
     char region[160];
 
     akg_buf_puts(b, "  if I == 1:\n    if D <= 16384:\n"
@@ -342,18 +349,14 @@ int rx_reduce_sketch_gpu(rx_sk *s, const char *what)
     reduce_store(s, &st, "        ", "o, 0:1");
 
     akg_buf_puts(b, "  else:\n    if D < 512 or O * ceil(I, CH) >= 256:\n"
-                    "      # CH columns of one outer row per program, the D rows streamed "
-                    "through them\n");
+                    "      # CH columns of one outer row per program, the D rows BD at a time: "
+                    "[BD, CH] tiles\n      # reduced along axis 0 into per-column "
+                    "accumulators\n");
     par(s, "      ");
     akg_buf_puts(b, "      for o in range(0, O):\n");
     par(s, "        ");
     akg_buf_puts(b, "        for c in range(0, I, CH):\n");
-    for (int k = 0; k < st.n; k++)
-        acc_init(s, st.mode[k], k, "          ", W, "0");
-    akg_buf_puts(b, "          for r in range(0, D):\n");
-    snprintf(region, sizeof region, "o, r, %s", cols);
-    rx_load_inputs(s, "            ", "min(CH, I - c)", region);
-    column_update(s, &st, "            ");
+    column_blocks(s, &st, "          ", "0", "D");
     snprintf(region, sizeof region, "o, %s", cols);
     reduce_store(s, &st, "          ", region);
     akg_buf_puts(b, "    else:\n      # few column groups: the D rows in P parts as well, one "
@@ -366,12 +369,7 @@ int rx_reduce_sketch_gpu(rx_sk *s, const char *what)
     par(s, "          ");
     akg_buf_puts(b, "          for c in range(0, I, CH):\n");
     part_bounds(s, "            ");
-    for (int k = 0; k < st.n; k++)
-        acc_init(s, st.mode[k], k, "            ", W, "lo");
-    akg_buf_puts(b, "            for r in range(lo, hi):\n");
-    snprintf(region, sizeof region, "o, r, %s", cols);
-    rx_load_inputs(s, "              ", "min(CH, I - c)", region);
-    column_update(s, &st, "              ");
+    column_blocks(s, &st, "            ", "lo", "hi");
     snprintf(region, sizeof region, "o, p, %s", cols);
     part_stores(s, &st, "            ", region);
     par(s, "      ");
@@ -526,27 +524,22 @@ int rx_rowmap_sketch_gpu(rx_sk *s, const char *what)
 
     /* ---- strided ---- */
     akg_buf_puts(b, "  else:\n    # CH columns of one outer row per program: the statistics of "
-                    "each column over the D rows,\n    # then the map\n");
+                    "each column over the D rows,\n    # BD rows at a time ([BD, CH] tiles "
+                    "reduced along axis 0), then the map, BD rows at a time\n");
     par(s, "    ");
     akg_buf_puts(b, "    for o in range(0, O):\n");
     par(s, "      ");
     akg_buf_puts(b, "      for c in range(0, I, CH):\n");
     const char *ind = "        ";
-    for (int k = 0; k < st.n; k++)
-        acc_init(s, st.mode[k], k, ind, "[min(CH, I - c)]", "0");
-    akg_buf_appendf(b, "%sfor r in range(0, D):\n", ind);
-    rx_load_inputs(s, "          ", "min(CH, I - c)", "o, r, c:c + min(CH, I - c)");
-    for (int k = 0; k < s->n_p; k++)
-        akg_buf_appendf(b, "          %s = alloc([1])\n          load(%s[r:r + 1] -> %s)\n", pc[k],
-                        s->pt[k], pc[k]);
-    column_update(s, &st, "          ");
+    column_blocks(s, &st, ind, "0", "D");
     rx_row_values(s, &st, ind);
-    akg_buf_appendf(b, "%sfor r in range(0, D):\n", ind);
-    rx_load_inputs(s, "          ", "min(CH, I - c)", "o, r, c:c + min(CH, I - c)");
+    akg_buf_appendf(b, "%sfor r in range(0, D, BD):\n", ind);
+    const char *ext = "min(BD, D - r)", *region = "o, r:r + min(BD, D - r), c:c + min(CH, I - c)";
+    rx_load_inputs(s, "          ", "min(BD, D - r), min(CH, I - c)", region);
     for (int k = 0; k < s->n_p; k++)
-        akg_buf_appendf(b, "          %s = alloc([1])\n          load(%s[r:r + 1] -> %s)\n", pc[k],
-                        s->pt[k], pc[k]);
-    rx_map_store(s, "          ", col_p, "o, r, c:c + min(CH, I - c)");
+        akg_buf_appendf(b, "          %s = alloc([%s, 1])\n          load(%s[r:r + %s] -> %s)\n",
+                        pc[k], ext, s->pt[k], ext, pc[k]);
+    rx_map_store(s, "          ", col_p, region);
     akg_buf_puts(b, "}\n");
     return AKG_OK;
 }
