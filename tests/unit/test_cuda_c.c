@@ -53,6 +53,24 @@ static akg_sketch *parse_checked(const char *text)
     return sk;
 }
 
+/* tests/sketch/fixtures/DIR/FILE lowered by be: its return code (-1: the fixture does not read
+ * or does not check), *src the kernel (the caller frees it), err the message. */
+static int lower_fixture(const akg_backend *be, const char *root, const char *dir, const char *file,
+                         char **src, char *err, size_t errlen)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/tests/sketch/fixtures/%s/%s", root, dir, file);
+    char *text = read_file(path);
+    akg_sketch *sk = text ? parse_checked(text) : NULL;
+    free(text);
+    *src = NULL;
+    if (!sk)
+        return -1;
+    int rc = be->lower(sk, false, src, err, errlen);
+    akg_sketch_free(sk);
+    return rc;
+}
+
 /* build_argv for req is an nvcc command with flag, -shared and the library in req->dir. */
 static bool nvcc_arch_flag(const akg_backend *be, const akg_build_request *req, const char *flag)
 {
@@ -298,28 +316,20 @@ static void test_shapes(const char *root)
         {"refused_matmul_square.sketch", "sketch.sketch:"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char path[2048];
-        snprintf(path, sizeof path, "%s/tests/sketch/fixtures/triton_cuda/%s", root, cases[i].file);
-        char *text = read_file(path);
-        akg_sketch *sk = text ? parse_checked(text) : NULL;
-        CHECK(sk != NULL);
-        if (sk) {
-            char err[1024] = "";
-            char *src = NULL;
-            int rc = be->lower(sk, false, &src, err, sizeof err);
-            if (!strncmp(cases[i].file, "refused_", 8)) {
-                CHECK(rc == AKG_EUNSUPPORTED);
-                CHECK_CONTAINS(err, cases[i].want);
-                CHECK_CONTAINS(err, "load into a tile region");
-            } else {
-                CHECK(rc == AKG_OK);
-                if (src)
-                    CHECK_CONTAINS(src, cases[i].want);
-            }
-            free(src);
-            akg_sketch_free(sk);
+        char err[1024] = "";
+        char *src = NULL;
+        int rc = lower_fixture(be, root, "triton_cuda", cases[i].file, &src, err, sizeof err);
+        CHECK(rc != -1);
+        if (!strncmp(cases[i].file, "refused_", 8)) {
+            CHECK(rc == AKG_EUNSUPPORTED);
+            CHECK_CONTAINS(err, cases[i].want);
+            CHECK_CONTAINS(err, "load into a tile region");
+        } else {
+            CHECK(rc == AKG_OK);
+            if (src)
+                CHECK_CONTAINS(src, cases[i].want);
         }
-        free(text);
+        free(src);
     }
 }
 
@@ -344,24 +354,16 @@ static void test_partial_reductions(const char *root)
          {"akg_group_argreduce<false>(", "akg_argcomb<false>(", "int _u"}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char path[2048];
-        snprintf(path, sizeof path, "%s/tests/sketch/fixtures/cuda_reduce/%s", root, cases[i].file);
-        char *text = read_file(path);
-        akg_sketch *sk = text ? parse_checked(text) : NULL;
-        CHECK(sk != NULL);
-        if (sk) {
-            char err[1024] = "";
-            char *src = NULL;
-            CHECK(be->lower(sk, false, &src, err, sizeof err) == AKG_OK);
-            for (int k = 0; k < 3 && src; k++)
-                CHECK_CONTAINS(src, cases[i].want[k]);
-            /* the serial walk of the old lowering: `for (long long _jN = 0; _jN < ...` */
-            if (src)
-                CHECK(!strstr(src, "for (long long _j"));
-            free(src);
-            akg_sketch_free(sk);
-        }
-        free(text);
+        char err[1024] = "";
+        char *src = NULL;
+        CHECK(lower_fixture(be, root, "cuda_reduce", cases[i].file, &src, err, sizeof err) ==
+              AKG_OK);
+        for (int k = 0; k < 3 && src; k++)
+            CHECK_CONTAINS(src, cases[i].want[k]);
+        /* the serial walk of the old lowering: `for (long long _jN = 0; _jN < ...` */
+        if (src)
+            CHECK(!strstr(src, "for (long long _j"));
+        free(src);
     }
 }
 

@@ -119,11 +119,11 @@ typedef struct {
     const char *c;
     cu_node *node;
     cu_mem *mem;
-    bool host;      /* known on the host (symbols, constexprs, host ints, host scratch) */
-    bool mat;       /* CB_VALUE/CB_ALLOC: a materialized buffer or uniform register, written in
-                       place by later assignments */
-    int loop_depth; /* the kernel loop depth of the binding */
-    akg_dtype dt;   /* CB_PARAM: declared dtype */
+    bool host;       /* known on the host (symbols, constexprs, host ints, host scratch) */
+    bool mat;        /* CB_VALUE/CB_ALLOC: a materialized buffer or uniform register, written in
+                        place by later assignments */
+    int loop_depth;  /* the kernel loop depth of the binding */
+    akg_dtype dt;    /* CB_PARAM: declared dtype */
     const char *bnd; /* CB_INT in a kernel: a host-known upper bound of its value, or NULL */
 } cu_bind;
 
@@ -174,6 +174,11 @@ int cu_fail_expr(cu_ctx *C, const akg_sketch_expr *at, const char *fmt, ...)
 void cu_line(cu_ctx *C, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cu_release(cu_ctx *C);
 const char *cu_temp(cu_ctx *C, const char *prefix);
+/* The index of each dim d with take[d] (the last dim the fastest; ext the extents) from the
+ * flat index `flat`, fastest first, by % and /; with slowest_rest the slowest taken dim is what
+ * is left of flat (flat is below the taken extents' product). Lines in C's kernel. */
+void cu_unflatten(cu_ctx *C, int rank, const char *const *ext, const bool *take, const char *flat,
+                  bool slowest_rest, const char **idx);
 const char *cu_text(cu_ctx *C, const akg_sketch_expr *e);
 cu_bind *cu_bind_new(cu_ctx *C, const char *name, cu_bind_kind kind);
 cu_bind *cu_lookup(cu_ctx *C, const char *name);

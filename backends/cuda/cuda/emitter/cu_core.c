@@ -143,6 +143,29 @@ const char *cu_temp(cu_ctx *C, const char *prefix)
     return cu_strf(C, "%s%d", prefix, ++C->temp);
 }
 
+void cu_unflatten(cu_ctx *C, int rank, const char *const *ext, const bool *take, const char *flat,
+                  bool slowest_rest, const char **idx)
+{
+    int slowest = -1;
+    for (int d = rank - 1; d >= 0; d--)
+        if (take[d])
+            slowest = d;
+    const char *rest = flat;
+    for (int d = rank - 1; d >= 0; d--) {
+        if (!take[d])
+            continue;
+        if (slowest_rest && d == slowest) { /* what is left of flat */
+            idx[d] = rest;
+            continue;
+        }
+        idx[d] = cu_temp(C, "_i");
+        cu_line(C, "const long long %s = %s %% (%s);", idx[d], rest, ext[d]);
+        const char *r2 = cu_temp(C, "_r");
+        cu_line(C, "const long long %s = %s / (%s);", r2, rest, ext[d]);
+        rest = r2;
+    }
+}
+
 const char *cu_text(cu_ctx *C, const akg_sketch_expr *e)
 {
     char *s = akg_sketch_expr_to_string(e);

@@ -640,44 +640,17 @@ static void reduce_groups(cu_ctx *C, const cu_node *x, const bool *mask, bool ke
     /* the output's index over out's dims, then x's index: kept dims from it, reduced dims
      * from the flattened reduced index kk */
     const char *oi[CU_MAXR];
-    const char *rest = o;
-    int first_out = -1;
-    for (int d = out->rank - 1; d >= 0; d--)
-        if (!out->unit[d])
-            first_out = d;
-    for (int d = out->rank - 1; d >= 0; d--) {
-        if (out->unit[d] || d == first_out) { /* the slowest dim: what is left of o */
-            oi[d] = out->unit[d] ? "0LL" : rest;
-            continue;
-        }
-        oi[d] = cu_temp(C, "_i");
-        cu_line(C, "const long long %s = %s %% (%s);", oi[d], rest, out->ext[d]);
-        const char *r2 = cu_temp(C, "_r");
-        cu_line(C, "const long long %s = %s / (%s);", r2, rest, out->ext[d]);
-        rest = r2;
+    bool kept[CU_MAXR];
+    for (int d = 0; d < out->rank; d++) {
+        kept[d] = !out->unit[d];
+        oi[d] = "0LL";
     }
+    cu_unflatten(C, out->rank, out->ext, kept, o, true, oi);
     const char *kk = cu_temp(C, "_kk");
     cu_line(C, "for (long long %s = %s; %s < %s; %s += %s) {", kk, k0, kk, nr, kk, g);
     C->indent++;
     const char *xi[CU_MAXR] = {0};
-    const char *krest = kk;
-    int first_red = -1;
-    for (int d = x->rank - 1; d >= 0; d--)
-        if (mask[d])
-            first_red = d;
-    for (int d = x->rank - 1; d >= 0; d--) {
-        if (!mask[d])
-            continue;
-        if (d == first_red) { /* the slowest reduced dim: what is left of kk */
-            xi[d] = krest;
-            continue;
-        }
-        xi[d] = cu_temp(C, "_j");
-        cu_line(C, "const long long %s = %s %% (%s);", xi[d], krest, x->ext[d]);
-        const char *r2 = cu_temp(C, "_r");
-        cu_line(C, "const long long %s = %s / (%s);", r2, krest, x->ext[d]);
-        krest = r2;
-    }
+    cu_unflatten(C, x->rank, x->ext, mask, kk, true, xi);
     int od = 0;
     for (int d = 0; d < x->rank; d++) {
         if (mask[d]) {

@@ -44,16 +44,10 @@ static bool scan_flag(cu_ctx *C, const akg_sketch_expr *call, const char *kw, bo
 /* The indices of run r (a C name) along every axis but a, row-major, into idx. */
 static void run_indices(cu_ctx *C, const cu_node *x, int a, const char *r, const char **idx)
 {
-    const char *rest = r;
-    for (int d = x->rank - 1; d >= 0; d--) {
-        if (d == a)
-            continue;
-        idx[d] = cu_temp(C, "_i");
-        cu_line(C, "const long long %s = %s %% (%s);", idx[d], rest, x->ext[d]);
-        const char *r2 = cu_temp(C, "_r");
-        cu_line(C, "const long long %s = %s / (%s);", r2, rest, x->ext[d]);
-        rest = r2;
-    }
+    bool take[CU_MAXR];
+    for (int d = 0; d < x->rank; d++)
+        take[d] = d != a;
+    cu_unflatten(C, x->rank, x->ext, take, r, false, idx);
 }
 
 static const char *lin_index(cu_ctx *C, const cu_node *out, const char *const *idx)
