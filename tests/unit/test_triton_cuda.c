@@ -176,10 +176,16 @@ static void test_lowering_shapes(const char *root)
     static const struct {
         const char *file, *needles[4];
     } cases[] = {
-        /* one parallel loop: a grid over it, the ragged tail masked by the tensor's bound */
+        /* one parallel loop: a grid over it, the ragged tail masked by the tensor's bound; the
+         * index type chosen at launch from the tensors, the symbols and the grid */
         {"activation_relu",
-         {"_pid = tl.program_id(0).to(tl.int64)", "v_i = _pid * 16384",
-          "mask=((v_i + tl.arange(0, 16384)) < S_N)", "_akg_k0[(_n0,)]"}},
+         {"_pid = tl.program_id(0).to(AKG_IDX)", "v_i = _pid * 16384",
+          "mask=((v_i + tl.arange(0, 16384)) < S_N)",
+          "_akg_k0[(_n0,)](T_x, T_out, S_N, AKG_IDX=_akg_idx([T_x, T_out], [S_N, _n0]))"}},
+        /* several axes: every integer the kernel takes cast to the launch's index type */
+        {"conv_conv2d_standard",
+         {"S_C = tl.cast(S_C, AKG_IDX)", "_n1 = tl.cast(_n1, AKG_IDX)", "AKG_IDX: tl.constexpr",
+          "def _akg_idx(tensors, ints):"}},
         /* a row in one block: its extent a constexpr the host computes; NaN-propagating max */
         {"activation_softmax",
          {"PB0: tl.constexpr", "PB0=_akg_p2(S_D)", "_akg_maxnan", "tl.debug_barrier()"}},
@@ -191,7 +197,7 @@ static void test_lowering_shapes(const char *root)
          * (the target's f32_dot_precision), Triton's default warps */
         {"matmul_square",
          {"v_acc = tl.full([128, 128], 0, tl.float32)",
-          "tl.dot(v_ta, v_tb, v_acc, input_precision=\"ieee\")", "v_acc = _t", "_n1)"}},
+          "tl.dot(v_ta, v_tb, v_acc, input_precision=\"ieee\")", "v_acc = _t", "_n0 * _n1]))"}},
         /* a transposed operand loaded as stored and transposed in the kernel */
         {"matmul_transposed_b", {"= tl.trans(v_tb)", "tl.dot(v_ta, _t", NULL}},
         /* a host tile re-issued in the kernel that reads it */

@@ -1,7 +1,7 @@
 /*
- * tt_index.c: integer index expressions (64-bit, floor `//` and `%`, ceil,
- * min, max) as Python on the host or inside a kernel, and the padded extents
- * of tile dimensions.
+ * tt_index.c: integer index expressions (floor `//` and `%`, ceil, min, max)
+ * as Python on the host or inside a kernel (there in the launch's index type,
+ * AKG_IDX: see tt_plan.c), and the padded extents of tile dimensions.
  *
  * Triton blocks need power-of-two compile-time shapes, while a sketch's tile
  * extents may be symbolic (`[D]`), ragged (`[min(BLK, D - q)]`) or depend on

@@ -15,6 +15,10 @@
  *     integer assignments of host-known values are host integers;
  *   - a run of statements that write memory (stores, loops without parallel
  *     loops inside) becomes a kernel of one program ("serial");
+ *   - every kernel takes its index type as AKG_IDX (a tl.constexpr): the
+ *     launch passes _akg_idx(tensors, integers), int32 when all of them are
+ *     at most 2**29 (the prelude says why that is safe), else int64; program
+ *     ids, symbols, host integers and grid counts are cast to it;
  *   - pure tile statements (alloc, load, assign) do nothing on the host: a
  *     kernel that reads a name they define re-issues them ("replay"), found by
  *     walking back over the statements before the kernel in every enclosing
@@ -285,14 +289,14 @@ static void launch(plan *P, const akg_sketch_stmt *const *stmts, size_t n, bool 
     bool core_loop = C->target->core_bound && n_axes;
     if (core_loop) {
         /* one program per core, each taking every num_programs-th iteration */
-        tt_line(C, "for _akg_it in range(tl.program_id(0).to(tl.int64), _akg_np, "
-                   "tl.num_programs(0).to(tl.int64)):");
+        tt_line(C, "for _akg_it in range(tl.program_id(0).to(AKG_IDX), _akg_np, "
+                   "tl.num_programs(0).to(AKG_IDX)):");
         C->indent++;
         tt_line(C, "_pid = _akg_it");
     }
     if (n_axes) {
         if (!core_loop)
-            tt_line(C, "_pid = tl.program_id(0).to(tl.int64)");
+            tt_line(C, "_pid = tl.program_id(0).to(AKG_IDX)");
         for (int a = n_axes - 1; a >= 0; a--) {
             const akg_sketch_expr *s0 = akg_sketch_for_start(axes[a]),
                                   *st = akg_sketch_for_step(axes[a]);
@@ -353,7 +357,7 @@ static void launch(plan *P, const akg_sketch_stmt *const *stmts, size_t n, bool 
     }
     /* the signature: what the body mentions */
     const char *text = kb.data ? kb.data : "";
-    const char *params = "", *args = "", *casts = "";
+    const char *params = "", *args = "", *casts = "", *idx_tensors = "", *idx_ints = "";
     for (size_t i = 0; i < C->n_names; i++) {
         tt_name *nm = &C->names[i];
         if (nm->kind != TN_TENSOR && nm->kind != TN_SCRATCH && nm->kind != TN_SYMBOL &&
@@ -365,18 +369,32 @@ static void launch(plan *P, const akg_sketch_stmt *const *stmts, size_t n, bool 
             continue;
         params = tt_strf(C, "%s%s%s", params, *params ? ", " : "", nm->py);
         args = tt_strf(C, "%s%s%s", args, *args ? ", " : "", nm->py);
-        if (nm->kind == TN_SYMBOL || nm->kind == TN_HOSTINT)
-            casts = tt_strf(C, "%s    %s = tl.cast(%s, tl.int64)\n", casts, nm->py, nm->py);
+        if (nm->kind == TN_SYMBOL || nm->kind == TN_HOSTINT) {
+            casts = tt_strf(C, "%s    %s = tl.cast(%s, AKG_IDX)\n", casts, nm->py, nm->py);
+            idx_ints = tt_strf(C, "%s%s%s", idx_ints, *idx_ints ? ", " : "", nm->py);
+        } else if (nm->kind == TN_TENSOR || nm->kind == TN_SCRATCH) {
+            idx_tensors = tt_strf(C, "%s%s%s", idx_tensors, *idx_tensors ? ", " : "", nm->py);
+        }
     }
     for (int a = 1; a < n_axes; a++) {
         params = tt_strf(C, "%s%s_n%d", params, *params ? ", " : "", a);
         args = tt_strf(C, "%s%s_n%d", args, *args ? ", " : "", a);
-        casts = tt_strf(C, "%s    _n%d = tl.cast(_n%d, tl.int64)\n", casts, a, a);
+        casts = tt_strf(C, "%s    _n%d = tl.cast(_n%d, AKG_IDX)\n", casts, a, a);
     }
     if (core_loop) {
         params = tt_strf(C, "%s%s_akg_np", params, *params ? ", " : "");
         args = tt_strf(C, "%s%s_np", args, *args ? ", " : "");
-        casts = tt_strf(C, "%s    _akg_np = tl.cast(_akg_np, tl.int64)\n", casts);
+        casts = tt_strf(C, "%s    _akg_np = tl.cast(_akg_np, AKG_IDX)\n", casts);
+    }
+    /* the index type: a launch-time choice (_akg_idx in the prelude says when int32 is safe)
+     * from every tensor and integer the kernel takes, and the grid its program ids run over */
+    if (*casts || mentions(text, "AKG_IDX")) {
+        if (n_axes)
+            idx_ints =
+                tt_strf(C, "%s%s%s", idx_ints, *idx_ints ? ", " : "", core_loop ? "_np" : grid);
+        params = tt_strf(C, "%s%sAKG_IDX: tl.constexpr", params, *params ? ", " : "");
+        args = tt_strf(C, "%s%sAKG_IDX=_akg_idx([%s], [%s])", args, *args ? ", " : "", idx_tensors,
+                       idx_ints);
     }
     for (size_t i = 0; i < C->n_pads; i++) {
         params = tt_strf(C, "%s%s%s: tl.constexpr", params, *params ? ", " : "", C->pads[i].name);
@@ -714,7 +732,30 @@ static const char prelude[] =
     "\n"
     "\n"
     "def _akg_cdiv(a, b):\n"
-    "    return -(-a // b)\n";
+    "    return -(-a // b)\n"
+    "\n"
+    "\n"
+    "# The index type of a launch (the kernels' AKG_IDX): int32 when every tensor the kernel\n"
+    "# takes has at most 2**29 elements and every integer it takes (symbols, host integers, grid\n"
+    "# counts) is at most 2**29 in magnitude, else int64. Positions a kernel compares, divides or\n"
+    "# loops over (a loop index, `start + r * step` along a tile, a dimension or a flattened\n"
+    "# extent) are then a few such quantities plus tile offsets (a tile is at most 2**20\n"
+    "# elements), masked-out lanes and the last step of a grid-stride loop included: below 2**31.\n"
+    "# An offset (a sum of position * stride) only adds and multiplies, which wrap modulo 2**32,\n"
+    "# so a lane the mask keeps gets its exact offset (in [0, numel)) even where a product\n"
+    "# wraps; a masked-out lane's offset may wrap, but masks test positions, never offsets, and\n"
+    "# its address is never dereferenced. Assumed: a product of symbols that a kernel compares\n"
+    "# or loops over is a flattened extent of one of its tensors (so at most its numel).\n"
+    "_AKG_IDX_LIMIT = 2 ** 29\n"
+    "\n"
+    "\n"
+    "def _akg_idx(tensors, ints):\n"
+    "    \"\"\"tl.int32 when the launch's tensors and integers are safely small, else "
+    "tl.int64.\"\"\"\n"
+    "    if all(t.numel() <= _AKG_IDX_LIMIT for t in tensors) and all(\n"
+    "            -_AKG_IDX_LIMIT <= int(v) <= _AKG_IDX_LIMIT for v in ints):\n"
+    "        return tl.int32\n"
+    "    return tl.int64\n";
 
 /* The host's pad of a block dimension, with the target's limit (printf: limit, owner, limit). */
 static const char prelude_p2[] =
