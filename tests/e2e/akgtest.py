@@ -85,10 +85,10 @@ class InterpretedGpuTest(CliTest):
             f.write(text)
         return path
 
-    def gpu_design(self, family, name, sizes, replace=()):
+    def gpu_design(self, family, name, sizes, replace=(), marker="on a GPU"):
         """bench/ops/FAMILY/NAME.py cut to sizes, designed for cuda/triton_cuda and verified under
-        Triton's interpreter; returns the sketch, checked to be a GPU design (on the grid, no
-        CPU cores)."""
+        Triton's interpreter; returns the sketch, checked to be a GPU design (its header says
+        marker; on the grid, no CPU cores)."""
         p, report = self.op(self.small_ref(family, name, sizes, replace), "--backend", "cuda",
                             "--dsl", "triton_cuda", "--trials", "2", "--profile-runs", "1",
                             "--min-speedup", "0", name=name, timeout=300)
@@ -97,7 +97,7 @@ class InterpretedGpuTest(CliTest):
         self.assertEqual(report["verdict"], "interpreted")
         with open(os.path.join(self.dir, name, "sketch.sketch")) as f:
             sketch = f.read()
-        self.assertIn("on a GPU", sketch)
+        self.assertIn(marker, sketch)
         self.assertIn("grididx", sketch)
         self.assertNotIn("coreidx", sketch)
         return sketch

@@ -7,7 +7,6 @@ statistics and maps in [BD, CH] tiles too. Operators of the suite (bench/ops), c
 several BD-row blocks, a ragged last block and a ragged column group, are designed for
 cuda/triton_cuda and verified under Triton's interpreter; their sketches also lower to CUDA C
 (compiled by nvcc where one is installed)."""
-import os
 import unittest
 
 from akgtest import InterpretedGpuTest
@@ -20,16 +19,7 @@ class GpuReduceTest(InterpretedGpuTest):
     def design(self, family, name, sizes, replace=()):
         """bench/ops/FAMILY/NAME.py cut to sizes, designed for cuda/triton_cuda and verified
         under the interpreter; the sketch, with its strided branch in [BD, CH] tiles."""
-        p, report = self.op(self.small_ref(family, name, sizes, replace), "--backend", "cuda",
-                            "--dsl", "triton_cuda", "--trials", "2", "--profile-runs", "1",
-                            "--min-speedup", "0", name=name, timeout=240)
-        self.assertIsNotNone(report, p.stderr[-2000:])
-        self.assertEqual(report["status"], "pass", report.get("error"))
-        self.assertEqual(report["verdict"], "interpreted")
-        with open(os.path.join(self.dir, name, "sketch.sketch")) as f:
-            sketch = f.read()
-        self.assertIn("designed for a GPU", sketch)
-        self.assertNotIn("coreidx", sketch)
+        sketch = self.gpu_design(family, name, sizes, replace, marker="designed for a GPU")
         self.assertIn("for c in range(0, I, CH):", sketch)
         self.assertIn("for r in range(0, D, BD):", sketch)
         self.assertIn("load(x[o, r:r + min(BD, D - r), c:c + min(CH, I - c)] -> t0)", sketch)
