@@ -7,7 +7,10 @@ secs=${1:-60}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${FUZZ_OUT:-$root/build/sketch-fuzz}
 mkdir -p "$out/seeds" "$root/tests/sketch/fuzz-artifacts"
-cp "$root"/tests/sketch/fixtures/*/*.sketch "$out/seeds/"
+# fixture folders reuse names (an operator's sketch per backend): a seed is named by its folder
+for f in "$root"/tests/sketch/fixtures/*/*.sketch; do
+  cp "$f" "$out/seeds/$(basename "$(dirname "$f")")_$(basename "$f")"
+done
 i=0
 for f in "$root"/sketch-grammar/test/corpus/*.txt; do
   awk -v dir="$out/seeds" -v base="$(basename "$f" .txt)" '
