@@ -58,44 +58,86 @@ def nvcc_path():
     return found if found and os.access(found, os.X_OK) else None
 
 
+def cut_reference(family, name, sizes, replace, folder):
+    """bench/ops/FAMILY/NAME.py with its module-level sizes replaced (the interpreter is slow), no
+    dynamic shapes, and the (old, new) texts of replace swapped, written as FOLDER/NAME.py; returns
+    its path."""
+    with open(os.path.join(SOURCE, "bench", "ops", family, name + ".py")) as f:
+        text = f.read()
+    for key, value in sizes.items():
+        text, n = re.subn(r"(?m)^%s = \d+$" % key, "%s = %d" % (key, value), text)
+        if n != 1:
+            raise AssertionError("%s.py has no line %s = ..." % (name, key))
+    for old, new in replace:
+        if old not in text:
+            raise AssertionError("%s.py has no text %r" % (name, old))
+        text = text.replace(old, new)
+    text = re.sub(r"(?ms)^def get_inputs_dyn_list\(\):.*?(?=^\S|\Z)", "", text)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name + ".py")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
 @unittest.skipUnless(os.access(VENV_TORCH2, os.X_OK),
                      "skipped: PyTorch 2 and Triton are not installed (scripts/setup.sh torch2)")
 class InterpretedGpuTest(CliTest):
     """A CliTest for cuda designs without a GPU: Triton's interpreter on the CPU (PyTorch 2 from
-    .venv-torch2), references of the suite cut to small shapes, CUDA C lowered and compiled."""
+    .venv-torch2), references of the suite cut to small shapes, CUDA C lowered and compiled.
+
+    DESIGNS names the class's designs, {NAME: (FAMILY, sizes, replace)}: bench/ops/FAMILY/NAME.py
+    cut to sizes (and the (old, new) texts of replace swapped). setUpClass designs them all for
+    cuda/triton_cuda and verifies them under the interpreter in one `akg_cli bench` run: one
+    harness worker, PyTorch and Triton imported once, serves every design, where an `akg_cli op`
+    each started and stopped a worker each. gpu_design(NAME) checks that run's report and sketch."""
+
+    DESIGNS = {}
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.designs_tmp = tempfile.TemporaryDirectory(prefix="akg-e2e-gpu-")
+        work = cls.designs_tmp.name
+        cls.designs_dir = os.path.join(work, "runs")
+        cls.designs_run = None
+        if not cls.DESIGNS:
+            return
+        suite = os.path.join(work, "suite")
+        for name, (family, sizes, replace) in cls.DESIGNS.items():
+            cut_reference(family, name, sizes, replace, os.path.join(suite, family))
+        env = dict(os.environ, AKG_STORE=os.path.join(work, "akg.db"), AKG_HOME=SOURCE,
+                   AKG_PYTHON=VENV_TORCH2, AKG_TRITON_INTERPRET="1")
+        cls.designs_run = subprocess.run(
+            [CLI, "bench", "--suite", suite, "--backend", "cuda", "--dsl", "triton_cuda", "--scale", "1",
+             "--trials", "2", "--profile-runs", "1", "--min-speedup", "0", "--runs-dir", cls.designs_dir,
+             "--output", os.path.join(work, "bench.json"), "--quiet"],
+            cwd=work, env=env, capture_output=True, text=True, timeout=300)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.designs_tmp.cleanup()
+        super().tearDownClass()
 
     def setUp(self):
         super().setUp()
         self.env.update(AKG_TRITON_INTERPRET="1", AKG_PYTHON=VENV_TORCH2)
 
-    def small_ref(self, family, name, sizes, replace=()):
-        """bench/ops/FAMILY/NAME.py with its module-level sizes replaced (the interpreter is
-        slow), no dynamic shapes, and the (old, new) texts of replace swapped."""
-        with open(os.path.join(SOURCE, "bench", "ops", family, name + ".py")) as f:
-            text = f.read()
-        for key, value in sizes.items():
-            text, n = re.subn(r"(?m)^%s = \d+$" % key, "%s = %d" % (key, value), text)
-            self.assertEqual(n, 1, "%s.py has no line %s = ..." % (name, key))
-        for old, new in replace:
-            self.assertIn(old, text)
-            text = text.replace(old, new)
-        text = re.sub(r"(?ms)^def get_inputs_dyn_list\(\):.*?(?=^\S|\Z)", "", text)
-        path = os.path.join(self.dir, name + ".py")
-        with open(path, "w") as f:
-            f.write(text)
-        return path
-
-    def gpu_design(self, family, name, sizes, replace=(), marker="on a GPU"):
-        """bench/ops/FAMILY/NAME.py cut to sizes, designed for cuda/triton_cuda and verified under
-        Triton's interpreter; returns the sketch, checked to be a GPU design (its header says
-        marker; on the grid, no CPU cores)."""
-        p, report = self.op(self.small_ref(family, name, sizes, replace), "--backend", "cuda",
-                            "--dsl", "triton_cuda", "--trials", "2", "--profile-runs", "1",
-                            "--min-speedup", "0", name=name, timeout=300)
-        self.assertIsNotNone(report, p.stderr[-2000:])
+    def gpu_design(self, name, marker="on a GPU"):
+        """DESIGNS' NAME as setUpClass's run designed it for cuda/triton_cuda and verified it
+        under Triton's interpreter: checks that it passed, and returns the sketch, checked to be a
+        GPU design (its header says marker; on the grid, no CPU cores)."""
+        self.assertIn(name, self.DESIGNS)
+        run = self.designs_run
+        folder = os.path.join(self.designs_dir, "%s_%s" % (self.DESIGNS[name][0], name))
+        path = os.path.join(folder, "report.json")
+        self.assertTrue(os.path.isfile(path), "akg_cli bench (exit %d) wrote no report of %s: %s"
+                        % (run.returncode, name, (run.stdout[-1000:] + run.stderr[-2000:])))
+        with open(path) as f:
+            report = json.load(f)
         self.assertEqual(report["status"], "pass", report.get("error"))
         self.assertEqual(report["verdict"], "interpreted")
-        with open(os.path.join(self.dir, name, "sketch.sketch")) as f:
+        with open(os.path.join(folder, "sketch.sketch")) as f:
             sketch = f.read()
         self.assertIn(marker, sketch)
         self.assertIn("grididx", sketch)

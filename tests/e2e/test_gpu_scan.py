@@ -10,9 +10,20 @@ from akgtest import InterpretedGpuTest
 
 
 class GpuScanTest(InterpretedGpuTest):
-    def rows(self, name, sizes, scan):
+    DESIGNS = {
+        "cumsum": ("scan", {"BATCH": 9, "LENGTH": 40}, ()),
+        "cumprod": ("scan", {"BATCH": 5, "LENGTH": 33}, ()),
+        # rows of two chunks (BLK is 1024): the carry between them
+        "exclusive_cumsum": ("scan", {"BATCH": 2, "LENGTH": 1100}, ()),
+        "reverse_cumsum": ("scan", {"BATCH": 3, "LENGTH": 37}, ()),
+        "masked_cumsum": ("scan", {"BATCH": 2, "LENGTH": 1500}, ()),
+        # three chunks of BD = 32 rows, five programs of CH = 64 columns
+        "cumsum_dim0": ("scan", {"LENGTH": 70, "COLS": 300}, ()),
+    }
+
+    def rows(self, name, scan):
         """A contiguous-rows scan: the tile scan `scan` (its call's text) in the sketch."""
-        sketch = self.gpu_design("scan", name, sizes)
+        sketch = self.gpu_design(name)
         self.assertIn("for d in range(0, D, BLK):", sketch)
         self.assertIn(scan, sketch)
         self.assertIn("carry = fill([1]", sketch)
@@ -22,25 +33,22 @@ class GpuScanTest(InterpretedGpuTest):
         return sketch
 
     def test_cumsum(self):
-        self.rows("cumsum", {"BATCH": 9, "LENGTH": 40}, "cumsum(v, axis=0)")
+        self.rows("cumsum", "cumsum(v, axis=0)")
 
     def test_cumprod(self):
-        self.rows("cumprod", {"BATCH": 5, "LENGTH": 33}, "cumprod(v, axis=0)")
+        self.rows("cumprod", "cumprod(v, axis=0)")
 
     def test_exclusive_cumsum(self):
-        # rows of two chunks (BLK is 1024): the carry between them
-        self.rows("exclusive_cumsum", {"BATCH": 2, "LENGTH": 1100},
-                  "cumsum(v, axis=0, exclusive=True)")
+        self.rows("exclusive_cumsum", "cumsum(v, axis=0, exclusive=True)")
 
     def test_reverse_cumsum(self):
-        self.rows("reverse_cumsum", {"BATCH": 3, "LENGTH": 37}, "cumsum(v, axis=0, reverse=True)")
+        self.rows("reverse_cumsum", "cumsum(v, axis=0, reverse=True)")
 
     def test_masked_cumsum(self):
-        self.rows("masked_cumsum", {"BATCH": 2, "LENGTH": 1500}, "cumsum(v, axis=0)")
+        self.rows("masked_cumsum", "cumsum(v, axis=0)")
 
     def test_strided_columns(self):
-        # three chunks of BD = 32 rows, five programs of CH = 64 columns
-        sketch = self.gpu_design("scan", "cumsum_dim0", {"LENGTH": 70, "COLS": 300})
+        sketch = self.gpu_design("cumsum_dim0")
         self.assertIn("for c in range(0, I, CH):", sketch)
         self.assertIn("for d in range(0, D, BD):", sketch)
         self.assertIn("carry = fill([1, min(CH, I - c)], 0.0, dtype=f64)", sketch)
