@@ -12,13 +12,17 @@ from akgtest import InterpretedGpuTest
 class GpuScanTest(InterpretedGpuTest):
     DESIGNS = {
         "cumsum": ("scan", {"BATCH": 9, "LENGTH": 40}, ()),
-        "cumprod": ("scan", {"BATCH": 5, "LENGTH": 33}, ()),
-        # rows of two chunks (BLK is 1024): the carry between them
-        "exclusive_cumsum": ("scan", {"BATCH": 2, "LENGTH": 1100}, ()),
+        # the interpreter scans a product (and an exclusive sum) element by element in Python,
+        # BLK elements a row at a time: two rows cross the rows' offsets
+        "cumprod": ("scan", {"BATCH": 2, "LENGTH": 33}, ()),
+        # a row of two chunks (BLK is 1024): the carry between them; rows of two chunks are
+        # masked_cumsum's too
+        "exclusive_cumsum": ("scan", {"BATCH": 1, "LENGTH": 1100}, ()),
         "reverse_cumsum": ("scan", {"BATCH": 3, "LENGTH": 37}, ()),
         "masked_cumsum": ("scan", {"BATCH": 2, "LENGTH": 1500}, ()),
-        # three chunks of BD = 32 rows, five programs of CH = 64 columns
-        "cumsum_dim0": ("scan", {"LENGTH": 70, "COLS": 300}, ()),
+        # three chunks of BD = 32 rows (the last of 6), two programs of CH = 64 columns (the last
+        # of 36)
+        "cumsum_dim0": ("scan", {"LENGTH": 70, "COLS": 100}, ()),
     }
 
     def rows(self, name, scan):
