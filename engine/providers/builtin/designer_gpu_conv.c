@@ -16,7 +16,10 @@
  * (tl.dot: every side a constant of at least 16; channel counts below 16 are masked lanes
  * of a 16-wide side). Zero padding is the loads' bounds guards: a tap's row or column
  * outside the input reads 0. The bias is a [BN, 1] tile added before the masked store.
- * K is therefore taps x input channels per group, walked as BK channels per tap.
+ * K is therefore taps x input channels per group, walked as BK channels per tap. A layer of
+ * more than one tap first copies its weight in tap-major order (wp[KD, KH, KW, OC, ICG], one
+ * program per output channel and tap), so that a tap's weight tile is rows of contiguous
+ * input channels rather than words KD * KH * KW apart.
  *
  * Reflect padding (1-D and 2-D, not 'same'): a first stage writes the padded copy xp of the
  * input (a scratch tensor: rows mirrored by three launches over the top, middle and bottom
@@ -128,6 +131,25 @@ static void reflect_copy(akg_buf *b)
     }
 }
 
+/* The weight in tap-major order, wp[KD, KH, KW, OC, ICG]: the product's weight tile of a tap,
+ * [BN output channels, BK input channels], is then BN rows of BK contiguous elements (in w a
+ * tap's elements lie KD * KH * KW apart: a tile of scattered words, which had bound the 3x3
+ * layers' time on an H200). One program per output channel and tap copies its ICG weights. */
+static void weight_repack(akg_buf *b)
+{
+    const char *par = "@llm_hint(\"parallel\", \"grididx\")";
+    akg_buf_puts(b, "  # the weight in tap-major order: a tap's [BN, BK] tile is rows of contiguous "
+                    "input channels\n");
+    akg_buf_puts(b, "  wp = alloc([KD, KH, KW, OC, ICG], dtype=f32, llm_hint=[\"slow\"])\n");
+    akg_buf_appendf(b, "  %s\n  for o in range(0, OC):\n    %s\n    for kd in range(0, KD):\n", par,
+                    par);
+    akg_buf_appendf(b, "      %s\n      for kh in range(0, KH):\n", par);
+    akg_buf_appendf(b, "        %s\n        for kw in range(0, KW):\n", par);
+    akg_buf_puts(b, "          tp = alloc([ICG], dtype=f32)\n");
+    akg_buf_puts(b, "          load(w[o, 0:ICG, kd, kh, kw] -> tp)\n");
+    akg_buf_puts(b, "          store(tp -> wp[kd, kh, kw, o, 0:ICG])\n");
+}
+
 /* The sketch, or NULL (no memory, or a layer this writer does not say: see the comment). */
 char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
 {
@@ -218,6 +240,9 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
     if (reflect)
         reflect_copy(&b);
     const char *par = "@llm_hint(\"parallel\", \"grididx\")";
+    int repack = k[0] * k[1] * k[2] > 1;
+    if (repack)
+        weight_repack(&b);
     const char *loops[6][2] = {{"n", "range(0, N)"},   {"od", "range(0, OD)"},
                                {"oh", "range(0, OH)"}, {"ow", "range(0, OW, BW)"},
                                {"g", "range(0, G)"},   {"oc", "range(0, OCG, BN)"}};
@@ -237,8 +262,14 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
     akg_buf_appendf(&b, "%s      for kw in range(0, KW):\n", I);
     const char *J = "                      ";
     akg_buf_appendf(&b, "%stw = alloc([%s, %s], dtype=f32, llm_hint=[\"fast\"])\n", J, rows, ks);
-    akg_buf_appendf(&b, "%sload(w[g * OCG + oc:g * OCG + oc + %s, ic:ic + %s, kd, kh, kw] -> tw)\n",
-                    J, rows, ks);
+    if (repack)
+        akg_buf_appendf(&b,
+                        "%sload(wp[kd, kh, kw, g * OCG + oc:g * OCG + oc + %s, ic:ic + %s] -> tw)\n",
+                        J, rows, ks);
+    else
+        akg_buf_appendf(&b,
+                        "%sload(w[g * OCG + oc:g * OCG + oc + %s, ic:ic + %s, kd, kh, kw] -> tw)\n",
+                        J, rows, ks);
     akg_buf_appendf(&b, "%stx = alloc([%s, %s], dtype=f32, llm_hint=[\"fast\"])\n", J, ks, cols);
     akg_buf_appendf(&b,
                     "%sload(%s[n, g * ICG + ic:g * ICG + ic + %s, od * SD - %s + kd * LD, "
