@@ -138,8 +138,9 @@ static void reflect_copy(akg_buf *b)
 static void weight_repack(akg_buf *b)
 {
     const char *par = "@llm_hint(\"parallel\", \"grididx\")";
-    akg_buf_puts(b, "  # the weight in tap-major order: a tap's [BN, BK] tile is rows of contiguous "
-                    "input channels\n");
+    akg_buf_puts(b,
+                 "  # the weight in tap-major order: a tap's [BN, BK] tile is rows of contiguous "
+                 "input channels\n");
     akg_buf_puts(b, "  wp = alloc([KD, KH, KW, OC, ICG], dtype=f32, llm_hint=[\"slow\"])\n");
     akg_buf_appendf(b, "  %s\n  for o in range(0, OC):\n    %s\n    for kd in range(0, KD):\n", par,
                     par);
@@ -263,9 +264,9 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
     const char *J = "                      ";
     akg_buf_appendf(&b, "%stw = alloc([%s, %s], dtype=f32, llm_hint=[\"fast\"])\n", J, rows, ks);
     if (repack)
-        akg_buf_appendf(&b,
-                        "%sload(wp[kd, kh, kw, g * OCG + oc:g * OCG + oc + %s, ic:ic + %s] -> tw)\n",
-                        J, rows, ks);
+        akg_buf_appendf(
+            &b, "%sload(wp[kd, kh, kw, g * OCG + oc:g * OCG + oc + %s, ic:ic + %s] -> tw)\n", J,
+            rows, ks);
     else
         akg_buf_appendf(&b,
                         "%sload(w[g * OCG + oc:g * OCG + oc + %s, ic:ic + %s, kd, kh, kw] -> tw)\n",
