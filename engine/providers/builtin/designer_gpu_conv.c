@@ -207,7 +207,14 @@ char *akg_gpu_conv_sketch(const akg_design *d, const akg_reference *ref)
     for (int i = 0; i < 3; i++)
         akg_buf_appendf(&b, ", K%s = %ld, S%s = %ld, P%s = %ld, L%s = %ld", SP[i], k[i], SP[i],
                         s[i], SP[i], p[i], SP[i], l[i]);
-    akg_gpu_conv_tile_tunes(&b, ocg, icg);
+    if (ocg >= 48 && icg >= 32 && s[2] == 1)
+        /* measured on an H200 (bench/results/2026-12-03-h200-conv-tiles.json): with 48 or more
+         * output and 32 or more input channels a group, 64 columns by 64 channels a step took
+         * 0.45-0.55 of the 32 x 32 tiles' time in every such layer of the suite (3x3, 3x7, 5x3,
+         * 1-D k5, 1x1); with fewer channels or strided columns it was slower */
+        akg_buf_puts(&b, ", BN = tune(64, 32, 128), BW = tune(64, 32, 16), BK = tune(64, 32, 16)");
+    else
+        akg_gpu_conv_tile_tunes(&b, ocg, icg);
     akg_buf_puts(&b, ";\n");
     /* bind: the input in its own rank, the layer's weight (checked against the design's
      * constants), the output's size */
