@@ -482,19 +482,25 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
         k = max(k, min(ROTATING_SETS - 1, max(1, BATCH_BYTES // max(kt.in_bytes + 2 * kt.out_bytes, 1))))
     phase("reference_probe")
     timer = Timer(env)
+    # Under Triton's interpreter (a cuda worker on the CPU) the times say nothing of a GPU and the
+    # engine claims no speed from them: one timed batch, no warm-up or settling calls (each call
+    # is the interpreter's seconds), the sampled check of a timed output kept.
+    interpreted = bool(getattr(env, "interpreted", False))
+    if interpreted:
+        warmup = 0
     for i in range(warmup if rt is None else 0):
         timer.time_ms(ref_call(i))
     if compiled is not None:
         for i in range(warmup):
             timer.time_ms(compiled_call(i))
-    for _ in range(max(1, (warmup + k - 1) // k)):
+    for _ in range(0 if interpreted else max(1, (warmup + k - 1) // k)):
         if rt is not None:
             rt.batch(k)
         kt.batch(k)
     ref_times: List[float] = []
     compiled_times: List[float] = []
     kernel_times: List[float] = []
-    batches = max(MIN_BATCHES, (runs + k - 1) // k)
+    batches = 1 if interpreted else max(MIN_BATCHES, (runs + k - 1) // k)
     sampled = set(kt.rng.sample(range(batches), min(batches, max(MIN_SAMPLED, batches // 10))))
 
     def block(call: Callable[[int], Callable[[], Any]], times: List[float]) -> None:
@@ -515,7 +521,8 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
            or (compiled is not None and len(compiled_times) < runs)):
         if len(ref_times) < ref_wanted:
             if rt is not None:
-                rt.batch(k, settle=switch_settle(est_ref))  # absorbs the kernel's segment; dropped
+                if not interpreted:
+                    rt.batch(k, settle=switch_settle(est_ref))  # absorbs the kernel's segment; dropped
                 for _ in range(min(SEGMENT_BATCHES, ref_wanted - len(ref_times))):
                     ref_times.append(rt.batch(k))
             else:
@@ -523,7 +530,8 @@ def run_profile(req: Dict[str, Any], registry: Registry, env: WorkerEnv, judge: 
         if compiled is not None and len(compiled_times) < runs:
             block(compiled_call, compiled_times)
         if len(kernel_times) < batches:
-            kt.batch(k, settle=switch_settle(est), counted=False)  # absorbs the reference's segment
+            if not interpreted:
+                kt.batch(k, settle=switch_settle(est), counted=False)  # absorbs the reference's segment
             for _ in range(min(SEGMENT_BATCHES, batches - len(kernel_times))):
                 check = [kt.rng.randrange(k)] if n in sampled else None
                 kernel_times.append(kt.batch(k, check))
