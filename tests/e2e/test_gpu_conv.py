@@ -9,9 +9,10 @@ Their sketches also lower to CUDA C, compiled by nvcc where one is installed.
 The interpreter's time is the programs' (one per output row, batch element and group), so the
 rows are cut to the fewest that still have a first and a last row reading the padding and one
 between that does not; the columns, one program's, stay wider."""
+import os
 import unittest
 
-from akgtest import InterpretedGpuTest
+from akgtest import InterpretedGpuTest, cut_reference
 
 
 class GpuConvTest(InterpretedGpuTest):
@@ -35,6 +36,11 @@ class GpuConvTest(InterpretedGpuTest):
     def test_standard(self):
         sketch = self.design_and_verify("conv2d_standard")
         self.assertIn("bias = weight(\"conv2d.bias\", [OC])", sketch)
+        # 9 taps: the weight is first copied in tap-major order, and the product reads the copy
+        self.assertIn("store(tp -> wp[kd, kh, kw, o, 0:ICG])", sketch)
+        self.assertIn("load(wp[kd, kh, kw, g * OCG + oc:", sketch)
+        # 20 output and 5 input channels: the 32-column steps
+        self.assertIn("BW = tune(32, 64, 16)", sketch)
         self.lowers_to_cuda_c("conv2d_standard", sketch)
 
     def test_grouped_strided_dilated(self):
@@ -42,6 +48,24 @@ class GpuConvTest(InterpretedGpuTest):
         self.assertIn("G = 2", sketch)
         self.assertIn(":2] -> tx)", sketch)  # the strided columns, a literal step
         self.lowers_to_cuda_c("grouped_conv2d", sketch)
+
+    def test_tile_rule(self):
+        """The suite's conv2d_standard channels (32 in, 64 out, unit stride) get 64 x 64 steps
+        (measured on an H200: bench/results/2026-12-03-h200-conv-tiles.json); with stride 2
+        (strided_conv2d's channels) the 32-column steps stay. Designed only: the probe runs."""
+        for name, sizes, want in (
+                ("conv2d_standard", {"BATCH": 1, "HEIGHT": 3, "WIDTH": 9},
+                 ("BW = tune(64, 32, 16)", "BK = tune(64, 32, 16)")),
+                ("strided_conv2d", {"BATCH": 1, "HEIGHT": 5, "WIDTH": 9},
+                 ("BW = tune(32, 64, 16)", "BK = tune(32, 16, 64)"))):
+            ref = cut_reference("conv", name, sizes, (), os.path.join(self.dir, "refs"))
+            p, report = self.op(ref, "--backend", "cuda", "--dsl", "triton_cuda", "--workflow",
+                                "design_only", name=name)
+            self.assertIsNotNone(report, p.stderr[-2000:])
+            with open(os.path.join(self.dir, name, "sketch.sketch")) as f:
+                sketch = f.read()
+            for text in want:
+                self.assertIn(text, sketch, name)
 
 
 if __name__ == "__main__":
