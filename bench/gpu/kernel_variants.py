@@ -163,8 +163,9 @@ def main() -> int:
     ap.add_argument("--akg-cli", default="akg_cli")
     ap.add_argument("--scale", type=int, default=8)
     ap.add_argument("--device", default="cuda")
-    ap.add_argument("--work", default=tempfile.mkdtemp(prefix="akg-variants-"))
+    ap.add_argument("--work", default=None, help="where the variants are written (default: a new temporary folder)")
     a = ap.parse_args()
+    a.work = a.work or tempfile.mkdtemp(prefix="akg-variants-")
     rows = []
     for folder in sorted(glob.glob(os.path.join(a.kernels, "*", "sketch.sketch"))):
         folder = os.path.dirname(folder)
